@@ -1,0 +1,307 @@
+"""Load and check guide policies: the `policy(obs) -> action` files that CAMEL learns from.
+
+Shared by `camel_td3.py` (which trains with a guide) and `generate_policy.py` (which asks a language
+model to write guides). A guide file is usually written by a language model, so it is untrusted input:
+
+1. `check_source` reads its syntax tree before anything runs and refuses imports other than NumPy and
+   `math`, dunder access, `open`/`exec`/`eval`/`compile`/`__import__`/`getattr`..., and NumPy file I/O.
+2. `trial_run` imports it in a child process with a wall-clock timeout and calls it on sample
+   observations, so a guide that hangs, crashes or returns garbage is refused before training starts.
+3. `SafePolicy` wraps the in-process function for training: a call that raises, hangs past its
+   timeout, or returns the wrong shape or NaN/inf returns None (the caller then leaves that step
+   unmasked) and is counted; out-of-range actions are clipped to [-1, 1] with a warning.
+
+This is a guard against accidents, not a security sandbox: Python code that wants to escape such checks
+can. Only run guides you would be willing to run yourself.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ALLOWED_IMPORTS = frozenset({"numpy", "math"})
+FORBIDDEN_NAMES = frozenset(
+    {
+        "open", "exec", "eval", "compile", "__import__", "input", "breakpoint", "globals", "locals",
+        "vars", "getattr", "setattr", "delattr", "exit", "quit", "help", "memoryview", "__builtins__",
+    }
+)  # fmt: skip
+# NumPy functions and methods that read or write files (or pickles).
+FORBIDDEN_ATTRIBUTES = frozenset(
+    {
+        "load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromfile",
+        "tofile", "memmap", "fromregex", "DataSource", "ctypeslib", "lib", "dump", "dumps", "system",
+    }
+)  # fmt: skip
+ALLOWED_DUNDER_NAMES = frozenset({"__name__"})  # so `if __name__ == "__main__":` demo blocks pass
+
+
+class GuideError(Exception):
+    """A guide file that cannot be used; the message is one line meant for the user."""
+
+
+def check_source(source: str, filename: str = "<guide>") -> ast.Module:
+    """Parse a guide's source and refuse anything beyond plain NumPy/math computation.
+
+    Returns the syntax tree; raises GuideError naming the first problem and its line.
+    """
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        raise GuideError(f"{filename}: syntax error at line {e.lineno}: {e.msg}") from None
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", "?")
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] not in ALLOWED_IMPORTS:
+                    raise GuideError(f"{filename}: line {line} imports '{alias.name}'; only numpy and math may be imported")
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module.split(".")[0] not in ALLOWED_IMPORTS:
+                raise GuideError(f"{filename}: line {line} imports from '{'.' * node.level}{module}'; only numpy and math may be imported")
+            for alias in node.names:
+                if alias.name in FORBIDDEN_ATTRIBUTES:
+                    raise GuideError(f"{filename}: line {line} imports '{alias.name}', which does file I/O; guides may not")
+        elif isinstance(node, ast.Name):
+            if node.id in FORBIDDEN_NAMES:
+                raise GuideError(f"{filename}: line {line} uses '{node.id}', which guides may not use")
+            if _is_dunder(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
+                raise GuideError(f"{filename}: line {line} uses '{node.id}'; dunder names are not allowed")
+        elif isinstance(node, ast.Attribute):
+            if _is_dunder(node.attr):
+                raise GuideError(f"{filename}: line {line} accesses '.{node.attr}'; dunder attributes are not allowed")
+            if node.attr in FORBIDDEN_ATTRIBUTES:
+                raise GuideError(f"{filename}: line {line} uses '.{node.attr}', which does file I/O; guides may not")
+    if not any(_defines_policy(node) for node in tree.body):
+        raise GuideError(f"{filename}: defines no top-level function 'policy(obs)'")
+    return tree
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _defines_policy(node: ast.stmt) -> bool:
+    if isinstance(node, ast.FunctionDef) and node.name == "policy":
+        return bool(node.args.posonlyargs or node.args.args or node.args.vararg)
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "policy" for t in node.targets)
+    return False
+
+
+def read_and_check(path: str | os.PathLike) -> str:
+    """Read a guide file and run `check_source` on it; GuideError if it is missing or refused."""
+    path = Path(path)
+    if not path.is_file():
+        raise GuideError(f"{path}: no such guide policy file")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise GuideError(f"{path}: cannot read guide policy file ({e})") from None
+    check_source(source, str(path))
+    return source
+
+
+def as_action(output, action_dim: int) -> np.ndarray:
+    """Turn what `policy(obs)` returned into a float64 vector of length action_dim, or raise ValueError."""
+    try:
+        action = np.asarray(output, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"returned {type(output).__name__}, not an array of numbers") from None
+    if action.size != action_dim or action.squeeze().ndim > 1:
+        raise ValueError(f"returned shape {action.shape}, expected ({action_dim},)")
+    action = action.reshape(action_dim)
+    if not np.all(np.isfinite(action)):
+        raise ValueError("returned NaN or inf")
+    return action
+
+
+@dataclass
+class TrialReport:
+    """What `trial_run` saw: the raw actions on each sample observation and the time per call."""
+
+    actions: np.ndarray
+    seconds_per_call: float
+
+    @property
+    def out_of_range_fraction(self) -> float:
+        return float(np.mean(np.any(np.abs(self.actions) > 1.0, axis=1)))
+
+
+def trial_run(path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0) -> TrialReport:
+    """Import the guide in a child process and call it on each observation, with a wall-clock timeout.
+
+    Raises GuideError if the import or any call fails, hangs past `timeout` seconds, or returns
+    something that is not a finite vector of length action_dim.
+    """
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="camel_guide_") as tmp:
+        obs_file, result_file = os.path.join(tmp, "obs.npy"), os.path.join(tmp, "result.npz")
+        np.save(obs_file, np.asarray(observations, dtype=np.float64))
+        command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim)]
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        try:
+            child = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise GuideError(f"{path}: did not finish {len(observations)} sample calls within {timeout:g} s (does it hang?)") from None
+        if not os.path.exists(result_file):
+            last_line = (child.stderr.strip().splitlines() or ["no output"])[-1]
+            raise GuideError(f"{path}: the trial process died (exit code {child.returncode}): {last_line}")
+        with np.load(result_file) as result:
+            error = str(result["error"])
+            if error:
+                raise GuideError(f"{path}: {error}")
+            return TrialReport(actions=result["actions"], seconds_per_call=float(result["seconds_per_call"]))
+
+
+def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: int) -> None:
+    """Runs in the child process started by `trial_run`; writes actions or an error message."""
+    try:  # a guide that allocates wildly should fail here, not take the machine down
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    except (ImportError, ValueError, OSError):
+        pass
+    observations = np.load(obs_file)
+    actions, error, seconds = np.zeros((0, action_dim)), "", 0.0
+    try:
+        policy = _import_policy(guide_path)
+        rows, start = [], time.perf_counter()
+        for i, obs in enumerate(observations):
+            try:
+                rows.append(as_action(policy(obs.copy()), action_dim))
+            except ValueError as e:
+                raise GuideError(f"policy(obs) {e} on sample observation {i}") from None
+            except Exception as e:
+                raise GuideError(f"policy(obs) raised {type(e).__name__}: {e} on sample observation {i}") from None
+        seconds = (time.perf_counter() - start) / max(len(observations), 1)
+        actions = np.stack(rows) if rows else actions
+    except GuideError as e:
+        error = str(e)
+    except BaseException as e:  # the guide's own import-time code failed
+        error = f"importing it raised {type(e).__name__}: {e}"
+    np.savez(result_file, actions=actions, error=np.array(error), seconds_per_call=np.array(seconds))
+
+
+def _import_policy(path: str | os.PathLike):
+    """Execute a guide file as a fresh module and return its `policy` (after the static check)."""
+    read_and_check(path)
+    module_name = f"camel_guide_policy_{abs(hash(os.path.abspath(path)))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise GuideError(f"{path}: importing it raised {type(e).__name__}: {e}") from None
+    policy = getattr(module, "policy", None)
+    if not callable(policy):
+        raise GuideError(f"{path}: 'policy' is not a function")
+    return policy
+
+
+class GuideTimeout(Exception):
+    pass
+
+
+class SafePolicy:
+    """A checked guide, called once per environment step. Never raises: a bad call returns None.
+
+    Counts failures (`failures`, with the latest reason in `last_error`) and calls whose action had to
+    be clipped into [-1, 1] (`clipped`); prints a warning the first time each happens.
+    """
+
+    def __init__(self, policy, action_dim: int, name: str, call_timeout: float = 1.0):
+        self.policy, self.action_dim, self.name, self.call_timeout = policy, action_dim, name, call_timeout
+        self.calls = self.failures = self.clipped = 0
+        self.last_error = ""
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray | None:
+        self.calls += 1
+        try:
+            with _time_limit(self.call_timeout):
+                action = as_action(self.policy(np.array(obs, dtype=np.float64)), self.action_dim)
+        except Exception as e:  # anything the guide does wrong costs one unmasked step, not the run
+            reason = f"timed out after {self.call_timeout:g} s" if isinstance(e, GuideTimeout) else f"{type(e).__name__}: {e}"
+            if not self.failures:
+                print(f"warning: guide {self.name} failed ({reason}); such steps go unmasked and are counted", file=sys.stderr)
+            self.failures += 1
+            self.last_error = reason
+            return None
+        if np.any(np.abs(action) > 1.0):
+            if not self.clipped:
+                print(f"warning: guide {self.name} returned actions outside [-1, 1]; clipping them", file=sys.stderr)
+            self.clipped += 1
+            action = np.clip(action, -1.0, 1.0)
+        return action
+
+
+class _time_limit:
+    """Raise GuideTimeout in the main thread if the block runs longer than `seconds` (SIGALRM timer)."""
+
+    def __init__(self, seconds: float):
+        self.active = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        self.seconds = seconds
+
+    def __enter__(self):
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, _raise_timeout)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+def _raise_timeout(signum, frame):
+    raise GuideTimeout()
+
+
+def load_guide(path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0) -> SafePolicy:
+    """Check a guide file, try it in a child process on `observations`, then load it for training.
+
+    Raises GuideError (one line) for a missing file, a syntax error, forbidden code, no `policy`, an
+    exception, a hang, or a wrong or non-finite output. Warns if its actions leave [-1, 1] or it is slow.
+    """
+    read_and_check(path)
+    report = trial_run(path, observations, action_dim, timeout=timeout)
+    if report.out_of_range_fraction > 0:
+        print(
+            f"warning: guide {path} returned actions outside [-1, 1] on {report.out_of_range_fraction:.0%} "
+            "of sample observations; they will be clipped",
+            file=sys.stderr,
+        )
+    if report.seconds_per_call > 1e-3:
+        print(f"warning: guide {path} takes {report.seconds_per_call * 1e3:.1f} ms per call; training will be slower", file=sys.stderr)
+    return SafePolicy(_import_policy(path), action_dim, name=str(path))
+
+
+def sample_observations(env, n: int = 64, seed: int = 0) -> np.ndarray:
+    """Observations a guide will meet: episode starts and states along short random-action rollouts."""
+    rng = np.random.default_rng(seed)
+    low, high = env.action_space.low, env.action_space.high
+    obs, _ = env.reset(seed=seed)
+    samples = []
+    while len(samples) < n:
+        samples.append(obs)
+        obs, _, terminated, truncated, _ = env.step(rng.uniform(low, high).astype(env.action_space.dtype))
+        if terminated or truncated or len(samples) % 16 == 0:
+            obs, _ = env.reset(seed=int(rng.integers(2**31)))
+    return np.stack(samples).astype(np.float64)
+
+
+if __name__ == "__main__":
+    _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
