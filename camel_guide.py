@@ -116,6 +116,8 @@ def read_and_check(path: str | os.PathLike) -> str:
 
 def as_action(output, action_dim: int) -> np.ndarray:
     """Turn what `policy(obs)` returned into a float64 vector of length action_dim, or raise ValueError."""
+    if output is None:
+        raise ValueError("returned None (a missing return statement?)")
     try:
         action = np.asarray(output, dtype=np.float64)
     except (TypeError, ValueError):
@@ -140,17 +142,20 @@ class TrialReport:
         return float(np.mean(np.any(np.abs(self.actions) > 1.0, axis=1)))
 
 
-def trial_run(path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0) -> TrialReport:
+def trial_run(
+    path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0, call_timeout: float = 1.0
+) -> TrialReport:
     """Import the guide in a child process and call it on each observation, with a wall-clock timeout.
 
-    Raises GuideError if the import or any call fails, hangs past `timeout` seconds, or returns
-    something that is not a finite vector of length action_dim.
+    Raises GuideError if the import or any call fails, a call takes over `call_timeout` seconds, the
+    whole trial takes over `timeout` seconds, or a call returns anything but a finite vector of length
+    action_dim.
     """
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="camel_guide_") as tmp:
         obs_file, result_file = os.path.join(tmp, "obs.npy"), os.path.join(tmp, "result.npz")
         np.save(obs_file, np.asarray(observations, dtype=np.float64))
-        command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim)]
+        command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim), str(call_timeout)]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
         try:
             child = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
@@ -166,7 +171,7 @@ def trial_run(path: str | os.PathLike, observations: np.ndarray, action_dim: int
             return TrialReport(actions=result["actions"], seconds_per_call=float(result["seconds_per_call"]))
 
 
-def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: int) -> None:
+def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: int, call_timeout: float) -> None:
     """Runs in the child process started by `trial_run`; writes actions or an error message."""
     try:  # a guide that allocates wildly should fail here, not take the machine down
         import resource
@@ -181,7 +186,10 @@ def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: i
         rows, start = [], time.perf_counter()
         for i, obs in enumerate(observations):
             try:
-                rows.append(as_action(policy(obs.copy()), action_dim))
+                with _time_limit(call_timeout):
+                    rows.append(as_action(policy(obs.copy()), action_dim))
+            except GuideTimeout:
+                raise GuideError(f"policy(obs) took over {call_timeout:g} s on sample observation {i} (does it hang?)") from None
             except ValueError as e:
                 raise GuideError(f"policy(obs) {e} on sample observation {i}") from None
             except Exception as e:
@@ -270,14 +278,16 @@ def _raise_timeout(signum, frame):
     raise GuideTimeout()
 
 
-def load_guide(path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0) -> SafePolicy:
+def load_guide(
+    path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0, call_timeout: float = 1.0
+) -> SafePolicy:
     """Check a guide file, try it in a child process on `observations`, then load it for training.
 
     Raises GuideError (one line) for a missing file, a syntax error, forbidden code, no `policy`, an
     exception, a hang, or a wrong or non-finite output. Warns if its actions leave [-1, 1] or it is slow.
     """
     read_and_check(path)
-    report = trial_run(path, observations, action_dim, timeout=timeout)
+    report = trial_run(path, observations, action_dim, timeout=timeout, call_timeout=call_timeout)
     if report.out_of_range_fraction > 0:
         print(
             f"warning: guide {path} returned actions outside [-1, 1] on {report.out_of_range_fraction:.0%} "
@@ -286,7 +296,7 @@ def load_guide(path: str | os.PathLike, observations: np.ndarray, action_dim: in
         )
     if report.seconds_per_call > 1e-3:
         print(f"warning: guide {path} takes {report.seconds_per_call * 1e3:.1f} ms per call; training will be slower", file=sys.stderr)
-    return SafePolicy(_import_policy(path), action_dim, name=str(path))
+    return SafePolicy(_import_policy(path), action_dim, name=str(path), call_timeout=call_timeout)
 
 
 def sample_observations(env, n: int = 64, seed: int = 0) -> np.ndarray:
@@ -304,4 +314,4 @@ def sample_observations(env, n: int = 64, seed: int = 0) -> np.ndarray:
 
 
 if __name__ == "__main__":
-    _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))

@@ -112,6 +112,10 @@ class Args:
     torch_threads: int = 0
     """threads torch may use (0: torch's default; use 1 when several runs share the CPU)"""
 
+    # Speed (the same algorithm, computed faster; see the README's benchmark)
+    fused_critics: bool = True
+    """run both critics as one batched network (off: CleanRL's two separate QNetworks)"""
+
 
 def make_env(env_id, seed, idx, capture_video, run_name):
     def thunk():
@@ -141,6 +145,60 @@ class QNetwork(nn.Module):
         x = F.relu(self.fc2(x))
         x = self.fc3(x)
         return x
+
+
+class CriticPair(nn.Module):
+    """TD3's twin critics as CleanRL has them: two QNetworks, called one after the other."""
+
+    def __init__(self, env):
+        super().__init__()
+        self.qf1 = QNetwork(env)
+        self.qf2 = QNetwork(env)
+
+    def forward(self, x, a):
+        """Both critics' values, shape (2, batch)."""
+        return torch.stack([self.qf1(x, a).view(-1), self.qf2(x, a).view(-1)])
+
+    def q1(self, x, a):
+        """The first critic alone, its weights held fixed (the actor's loss needs no gradient for them)."""
+        weights = {name: p.detach() for name, p in self.qf1.named_parameters()}
+        return torch.func.functional_call(self.qf1, weights, (x, a)).view(-1)
+
+    def cleanrl_state_dicts(self):
+        return self.qf1.state_dict(), self.qf2.state_dict()
+
+
+class TwinQNetwork(nn.Module):
+    """Fast path (--fused-critics): the same two critics with each layer's weights stacked, so both run as
+    one batched matmul per layer, forward and backward. Initialised exactly like CriticPair."""
+
+    def __init__(self, env):
+        super().__init__()
+        pair = CriticPair(env)
+        for name in ["fc1", "fc2", "fc3"]:
+            layers = [getattr(pair.qf1, name), getattr(pair.qf2, name)]
+            self.register_parameter(f"{name}_weight", nn.Parameter(torch.stack([l.weight.T for l in layers]).contiguous()))
+            self.register_parameter(f"{name}_bias", nn.Parameter(torch.stack([l.bias for l in layers]).unsqueeze(1)))
+
+    def forward(self, x, a):
+        x = torch.cat([x, a], 1).expand(2, -1, -1)
+        x = F.relu(torch.baddbmm(self.fc1_bias, x, self.fc1_weight))
+        x = F.relu(torch.baddbmm(self.fc2_bias, x, self.fc2_weight))
+        return torch.baddbmm(self.fc3_bias, x, self.fc3_weight).squeeze(-1)
+
+    def q1(self, x, a):
+        x = torch.cat([x, a], 1)
+        x = F.relu(torch.addmm(self.fc1_bias[0].detach(), x, self.fc1_weight[0].detach()))
+        x = F.relu(torch.addmm(self.fc2_bias[0].detach(), x, self.fc2_weight[0].detach()))
+        return torch.addmm(self.fc3_bias[0].detach(), x, self.fc3_weight[0].detach()).view(-1)
+
+    def cleanrl_state_dicts(self):
+        """qf1's and qf2's weights in CleanRL's QNetwork layout."""
+        return tuple(
+            {f"{name}.{kind}": (getattr(self, f"{name}_weight")[i].T if kind == "weight" else getattr(self, f"{name}_bias")[i, 0]).detach().clone()
+             for name in ["fc1", "fc2", "fc3"] for kind in ["weight", "bias"]}
+            for i in range(2)
+        )  # fmt: skip
 
 
 class Actor(nn.Module):
@@ -230,6 +288,39 @@ class ReplayBuffer:
         self.data[: self.size] = state["data"].to(self.device)
 
 
+# ALGO LOGIC: the TD3 update, written once for both critic layouts (CriticPair and TwinQNetwork)
+def td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip):
+    """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), with a' the target
+    actor's smoothed action. CAMEL: a' is chosen, and its noise clamped, inside the bounds stored for s'."""
+    with torch.no_grad():
+        clipped_noise = (torch.randn_like(data.actions) * policy_noise).clamp(-noise_clip, noise_clip) * target_actor.action_scale
+        next_state_actions = target_actor(data.next_observations, data.next_low, data.next_high) + clipped_noise
+        next_state_actions = next_state_actions.clamp(target_actor.to_env_scale(data.next_low), target_actor.to_env_scale(data.next_high))
+        min_qf_next_target = qf_target(data.next_observations, next_state_actions).min(0).values
+        return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * min_qf_next_target
+
+
+def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy_noise, noise_clip):
+    next_q_value = td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip)
+    qf_a_values = qf(data.observations, data.actions)  # (2, batch): qf1 and qf2
+    qf_losses = ((qf_a_values - next_q_value) ** 2).mean(1)  # each critic's MSE loss
+
+    # optimize the model
+    q_optimizer.zero_grad()
+    qf_losses.sum().backward()
+    q_optimizer.step()
+    return qf_a_values.detach(), qf_losses.detach()
+
+
+def update_actor(data, actor, qf, actor_optimizer):
+    # CAMEL: the actor is trained under the bounds each transition was collected with, masked or not
+    actor_loss = -qf.q1(data.observations, actor(data.observations, data.low, data.high)).mean()
+    actor_optimizer.zero_grad()
+    actor_loss.backward()
+    actor_optimizer.step()
+    return actor_loss.detach()
+
+
 # CAMEL: guides other than an LLM policy file
 def load_expert(model, env, device):
     """An actor from a CleanRL-format `.cleanrl_model` (a local file or a Hugging Face repo id), as a guide
@@ -243,7 +334,8 @@ def load_expert(model, env, device):
         actor_state = torch.load(path, map_location=device, weights_only=True)[0]
         in_features, action_dim = actor_state["fc1.weight"].shape[1], actor_state["fc_mu.weight"].shape[0]
     except Exception as e:
-        raise SystemExit(f"error: --expert-model {model}: not a CleanRL-format model ({type(e).__name__}: {e})")
+        reason = (str(e).strip().splitlines() or [""])[0]
+        raise SystemExit(f"error: --expert-model {model}: not a CleanRL-format model ({type(e).__name__}: {reason})")
     obs_dim, env_action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     if action_dim != env_action_dim or in_features not in (obs_dim, obs_dim + 2 * action_dim):
         raise SystemExit(
@@ -265,20 +357,30 @@ def load_expert(model, env, device):
 
 
 def download_expert(repo_id):
-    """Fetch a CleanRL model from the Hugging Face Hub (cached by huggingface_hub under ~/.cache)."""
-    from huggingface_hub import hf_hub_download
+    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache)."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants, hf_hub_download
 
     # CleanRL names its repos {env_id}-{exp_name}-seed{seed} and the file {exp_name}.cleanrl_model
     match = re.fullmatch(r".+?-v\d+-(.+)-seed\d+", repo_id.split("/")[1])
     filename = f"{match.group(1) if match else 'td3_continuous_action'}.cleanrl_model"
     try:
+        return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
+    except Exception:
+        pass  # not cached yet
+    offline_help = (f"Download it on a connected machine (`hf download {repo_id} {filename} --local-dir experts/`) "
+                    "and pass the local file's path, or train one with scripts/train_expert.sh.")  # fmt: skip
+    endpoint = urlparse(constants.ENDPOINT)
+    try:  # fail in seconds, not after the Hub client's retries, when there is no network
+        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=5).close()
+    except OSError:
+        raise SystemExit(f"error: --expert-model {repo_id}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable. {offline_help}")
+    try:
         return hf_hub_download(repo_id=repo_id, filename=filename)
     except Exception as e:
-        raise SystemExit(
-            f"error: --expert-model {repo_id}: could not get {filename} from the Hugging Face Hub "
-            f"({type(e).__name__}). Offline? Download it on a connected machine "
-            f"(`hf download {repo_id} {filename} --local-dir experts/`) and pass the local file's path."
-        )
+        raise SystemExit(f"error: --expert-model {repo_id}: could not download {filename} ({type(e).__name__}). {offline_help}")
 
 
 def make_guide(args, env, rng, device):
@@ -286,7 +388,8 @@ def make_guide(args, env, rng, device):
     action_dim = int(np.prod(env.action_space.shape))
     if args.llm_policy:
         try:
-            return load_guide(args.llm_policy, sample_observations(env, seed=args.seed), action_dim)
+            observations = sample_observations(env, seed=args.seed)
+            return load_guide(args.llm_policy, observations, action_dim, call_timeout=args.guide_timeout)
         except GuideError as e:
             raise SystemExit(f"error: guide {e}")
     if args.expert_model:
@@ -318,8 +421,19 @@ def check_args(args):
         raise SystemExit(f"error: {problems[0]}")
 
 
-def raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt
+class StopRequest:
+    """Ctrl-C or SIGTERM (a cluster's preemption, `kill`) asks the loop to stop at the end of the current step,
+    where the state is consistent, and save a checkpoint there. A second signal stops at once, unsaved."""
+
+    def __init__(self):
+        self.signal = None
+        signal.signal(signal.SIGINT, self.handle)
+        signal.signal(signal.SIGTERM, self.handle)
+
+    def handle(self, signum, frame):
+        if self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = signum
 
 
 # Checkpoints: everything needed to continue a run as if it had never stopped
@@ -329,9 +443,12 @@ def save_checkpoint(path, state):
     os.replace(tmp, path)  # atomic: a kill during the save leaves the previous checkpoint intact
 
 
+MACHINE_SETTINGS = ("cuda", "torch_threads")
+
+
 def resume_args(resume, cli_args):
-    """The Args of the run being resumed, and its checkpoint's path; flags given on the command line that
-    differ from the run's own are reported and ignored."""
+    """The Args of the run being resumed, and its checkpoint's path. Flags given on the command line that
+    differ from the run's own are reported and ignored, except the machine settings (--cuda, --torch-threads)."""
     path = os.path.join(resume, "checkpoint.pt") if os.path.isdir(resume) else resume
     if not os.path.isfile(path):
         if os.path.isfile(os.path.join(resume, "finished.json")):
@@ -339,8 +456,10 @@ def resume_args(resume, cli_args):
         raise SystemExit(f"error: --resume {resume}: no checkpoint.pt there")
     saved = torch.load(path, map_location="cpu", weights_only=False)["args"]
     args = Args(**{f.name: saved[f.name] for f in fields(Args) if f.name in saved})
+    for name in MACHINE_SETTINGS:  # these describe the machine, not the experiment: take them from the command line
+        setattr(args, name, getattr(cli_args, name))
     defaults = Args()
-    ignored = [f.name for f in fields(Args) if f.name != "resume"
+    ignored = [f.name for f in fields(Args) if f.name not in ("resume", *MACHINE_SETTINGS)
                and getattr(cli_args, f.name) != getattr(defaults, f.name) and getattr(cli_args, f.name) != getattr(args, f.name)]  # fmt: skip
     if ignored:
         print(f"warning: resuming uses the run's own settings; ignoring --{', --'.join(n.replace('_', '-') for n in ignored)}", file=sys.stderr)
@@ -419,8 +538,9 @@ if __name__ == "__main__":
         wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True,
                    config=vars(args), name=run_name, monitor_gym=True, save_code=True, resume="allow", id=run_name)  # fmt: skip
     start_step = checkpoint["global_step"] if checkpoint else 0
-    # purge_step drops curve points logged after the checkpoint by the interrupted process
-    writer = SummaryWriter(run_dir, purge_step=start_step if checkpoint else None)
+    # purge_step hides curve points logged after the checkpoint by an interrupted process (or, on a fresh
+    # start, those of an earlier attempt that was killed before its first checkpoint)
+    writer = SummaryWriter(run_dir, purge_step=start_step)
     if checkpoint is None:
         writer.add_text(
             "hyperparameters",
@@ -454,61 +574,19 @@ if __name__ == "__main__":
     guide = make_guide(args, env, rng, device)
     masking_aware = args.masking_aware and guide is not None
     actor = Actor(env, masking_aware).to(device)
-    qf1 = QNetwork(env).to(device)
-    qf2 = QNetwork(env).to(device)
-    qf1_target = QNetwork(env).to(device)
-    qf2_target = QNetwork(env).to(device)
+    Critics = TwinQNetwork if args.fused_critics else CriticPair
+    qf = Critics(env).to(device)  # qf1 and qf2
+    qf_target = Critics(env).to(device)
     target_actor = Actor(env, masking_aware).to(device)
     target_actor.load_state_dict(actor.state_dict())
-    qf1_target.load_state_dict(qf1.state_dict())
-    qf2_target.load_state_dict(qf2.state_dict())
-    q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.learning_rate)
-    actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate)
+    qf_target.load_state_dict(qf.state_dict())
+    # fused Adam: one kernel for all parameters instead of a handful of small ops per tensor
+    q_optimizer = optim.Adam(list(qf.parameters()), lr=args.learning_rate, fused=True)
+    actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=True)
+    online_params = list(actor.parameters()) + list(qf.parameters())
+    target_params = list(target_actor.parameters()) + list(qf_target.parameters())
 
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
-
-    def update_critics(data):
-        with torch.no_grad():
-            clipped_noise = (torch.randn_like(data.actions) * args.policy_noise).clamp(
-                -args.noise_clip, args.noise_clip
-            ) * target_actor.action_scale
-            # CAMEL: the target actor acts inside the bounds stored for s'
-            next_state_actions = target_actor(data.next_observations, data.next_low, data.next_high) + clipped_noise
-            next_state_actions = next_state_actions.clamp(
-                target_actor.to_env_scale(data.next_low), target_actor.to_env_scale(data.next_high)
-            )
-            qf1_next_target = qf1_target(data.next_observations, next_state_actions)
-            qf2_next_target = qf2_target(data.next_observations, next_state_actions)
-            min_qf_next_target = torch.min(qf1_next_target, qf2_next_target)
-            next_q_value = data.rewards.flatten() + (1 - data.dones.flatten()) * args.gamma * (min_qf_next_target).view(-1)
-
-        qf1_a_values = qf1(data.observations, data.actions).view(-1)
-        qf2_a_values = qf2(data.observations, data.actions).view(-1)
-        qf1_loss = F.mse_loss(qf1_a_values, next_q_value)
-        qf2_loss = F.mse_loss(qf2_a_values, next_q_value)
-        qf_loss = qf1_loss + qf2_loss
-
-        # optimize the model
-        q_optimizer.zero_grad()
-        qf_loss.backward()
-        q_optimizer.step()
-        return qf1_a_values.detach(), qf2_a_values.detach(), qf1_loss.detach(), qf2_loss.detach(), qf_loss.detach()
-
-    def update_actor(data):
-        actor_loss = -qf1(data.observations, actor(data.observations, data.low, data.high)).mean()
-        actor_optimizer.zero_grad()
-        actor_loss.backward()
-        actor_optimizer.step()
-        return actor_loss.detach()
-
-    def update_targets():
-        # update the target network
-        for param, target_param in zip(actor.parameters(), target_actor.parameters()):
-            target_param.data.copy_(args.tau * param.data + (1 - args.tau) * target_param.data)
-        for param, target_param in zip(qf1.parameters(), qf1_target.parameters()):
-            target_param.data.copy_(args.tau * param.data + (1 - args.tau) * target_param.data)
-        for param, target_param in zip(qf2.parameters(), qf2_target.parameters()):
-            target_param.data.copy_(args.tau * param.data + (1 - args.tau) * target_param.data)
 
     # CAMEL: each step is masked with probability epsilon; a masked step's actions lie in the guide's box
     full_low, full_high = -np.ones(action_dim), np.ones(action_dim)
@@ -523,11 +601,11 @@ if __name__ == "__main__":
             return full_low, full_high, False
         return *mask_bounds(guide_action, args.mask_width), True
 
-    counters = {"episodes": 0, "masked_steps": 0, "guide_failures": 0}
+    counters = {"episodes": 0, "guide_failures": 0}
+    training_state = {"actor": actor, "qf": qf, "target_actor": target_actor, "qf_target": qf_target,
+                      "q_optimizer": q_optimizer, "actor_optimizer": actor_optimizer, "replay_buffer": rb}  # fmt: skip
     if checkpoint:
-        for name, module in [("actor", actor), ("qf1", qf1), ("qf2", qf2), ("target_actor", target_actor),
-                             ("qf1_target", qf1_target), ("qf2_target", qf2_target), ("q_optimizer", q_optimizer),
-                             ("actor_optimizer", actor_optimizer), ("replay_buffer", rb)]:  # fmt: skip
+        for name, module in training_state.items():
             module.load_state_dict(checkpoint[name])
         random.setstate(checkpoint["rng"]["python"])
         np.random.set_state(checkpoint["rng"]["numpy_global"])
@@ -543,10 +621,7 @@ if __name__ == "__main__":
         return {
             "args": asdict(args), "global_step": next_step, "counters": dict(counters,
             guide_failures=getattr(guide, "failures", 0)),
-            **{name: module.state_dict() for name, module in [
-                ("actor", actor), ("qf1", qf1), ("qf2", qf2), ("target_actor", target_actor), ("qf1_target", qf1_target),
-                ("qf2_target", qf2_target), ("q_optimizer", q_optimizer), ("actor_optimizer", actor_optimizer),
-                ("replay_buffer", rb)]},
+            **{name: module.state_dict() for name, module in training_state.items()},
             "rng": {"python": random.getstate(), "numpy_global": np.random.get_state(), "numpy": rng.bit_generator.state,
                     "torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if device.type == "cuda" else None,
                     "env": env.unwrapped.np_random.bit_generator.state},
@@ -555,16 +630,16 @@ if __name__ == "__main__":
     if hasattr(guide, "failures"):
         guide.failures = counters["guide_failures"]
 
-    # A SIGTERM (a cluster's preemption, `kill`) is handled like Ctrl-C: save a checkpoint, then exit.
-    signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
-
+    stop_request = StopRequest()
+    guide_name = args.llm_policy or args.expert_model or ("random" if args.random_guide else "none (TD3 baseline)")
+    print(f"run {run_name}: {args.env_id}, guide {guide_name}, steps {start_step}-{args.total_timesteps} on {device}; "
+          f"logs in {run_dir}", flush=True)  # fmt: skip
     start_time = time.time()
     progress = Progress(args.total_timesteps, start_step)
     next_checkpoint = (start_step // args.checkpoint_frequency + 1) * args.checkpoint_frequency if args.checkpoint_frequency else None
     obs = None  # None: an episode starts at the top of the loop
     window_masked = window_steps = 0
     last_return = eval_return = None
-    global_step = start_step
     try:
         for global_step in range(start_step, args.total_timesteps):
             if obs is None:
@@ -604,17 +679,23 @@ if __name__ == "__main__":
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
                 data = rb.sample(args.batch_size)
-                qf1_a_values, qf2_a_values, qf1_loss, qf2_loss, qf_loss = update_critics(data)
+                qf_a_values, qf_losses = update_critics(
+                    data, target_actor, qf, qf_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
+                )
                 if global_step % args.policy_frequency == 0:
-                    actor_loss = update_actor(data)
-                    update_targets()
+                    actor_loss = update_actor(data, actor, qf, actor_optimizer)
+                    # update the target networks: target <- tau * online + (1 - tau) * target, all at once
+                    with torch.no_grad():
+                        torch._foreach_lerp_(target_params, online_params, args.tau)
 
                 if global_step % 100 == 0:
-                    writer.add_scalar("losses/qf1_values", qf1_a_values.mean().item(), global_step)
-                    writer.add_scalar("losses/qf2_values", qf2_a_values.mean().item(), global_step)
-                    writer.add_scalar("losses/qf1_loss", qf1_loss.item(), global_step)
-                    writer.add_scalar("losses/qf2_loss", qf2_loss.item(), global_step)
-                    writer.add_scalar("losses/qf_loss", qf_loss.item() / 2.0, global_step)
+                    qf1_value, qf2_value = qf_a_values.mean(1).tolist()
+                    qf1_loss, qf2_loss = qf_losses.tolist()
+                    writer.add_scalar("losses/qf1_values", qf1_value, global_step)
+                    writer.add_scalar("losses/qf2_values", qf2_value, global_step)
+                    writer.add_scalar("losses/qf1_loss", qf1_loss, global_step)
+                    writer.add_scalar("losses/qf2_loss", qf2_loss, global_step)
+                    writer.add_scalar("losses/qf_loss", (qf1_loss + qf2_loss) / 2.0, global_step)
                     writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
 
             if global_step % 100 == 0:
@@ -640,20 +721,22 @@ if __name__ == "__main__":
                 if next_checkpoint is not None and global_step + 1 >= next_checkpoint and global_step + 1 < args.total_timesteps:
                     save_checkpoint(checkpoint_path, checkpoint_state(global_step + 1))
                     next_checkpoint = ((global_step + 1) // args.checkpoint_frequency + 1) * args.checkpoint_frequency
-        global_step = args.total_timesteps
+
+            if stop_request.signal is not None and global_step + 1 < args.total_timesteps:  # drops the unfinished episode
+                progress.close()
+                save_checkpoint(checkpoint_path, checkpoint_state(global_step + 1))
+                writer.close()
+                print(f"\ninterrupted at step {global_step + 1}; continue with: python camel_td3.py --resume {run_dir}", file=sys.stderr)
+                sys.exit(130)
     except KeyboardInterrupt:
         progress.close()
-        if global_step > start_step:  # the unfinished episode is dropped; its transitions are in the buffer
-            obs = None
-            save_checkpoint(checkpoint_path, checkpoint_state(global_step))
-            print(f"\ninterrupted at step {global_step}; continue with: python camel_td3.py --resume {run_dir}", file=sys.stderr)
         writer.close()
-        sys.exit(130)
+        sys.exit(f"\nstopped at once without saving; the last checkpoint (if any) is in {run_dir}")
     progress.close()
 
     if args.save_model:
         model_path = f"{run_dir}/{args.exp_name}.cleanrl_model"
-        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), model_path)
+        torch.save((actor.state_dict(), *qf.cleanrl_state_dicts()), model_path)
         print(f"model saved to {model_path}")
 
     summary = {"run_name": run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
