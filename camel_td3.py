@@ -115,6 +115,10 @@ class Args:
     # Speed (the same algorithm, computed faster; see the README's benchmark)
     fused_critics: bool = True
     """run both critics as one batched network (off: CleanRL's two separate QNetworks)"""
+    compile: bool = False
+    """torch.compile the update and the acting step (falls back to eager, with a message, where it fails)"""
+    cudagraphs: bool = True
+    """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
 
 def make_env(env_id, seed, idx, capture_video, run_name):
@@ -286,6 +290,14 @@ class ReplayBuffer:
     def load_state_dict(self, state):
         self.pos, self.size = state["pos"], state["size"]
         self.data[: self.size] = state["data"].to(self.device)
+
+
+def explore(actor, obs, low, high, exploration_noise):
+    """The behaviour policy: the actor's action plus Gaussian noise, clamped into the bounds (CAMEL: on a
+    masked step, exploration stays inside the guide's box)."""
+    actions = actor(obs, low, high)
+    actions = actions + torch.randn_like(actions) * actor.action_scale * exploration_noise
+    return actions.clamp(actor.to_env_scale(low), actor.to_env_scale(high))
 
 
 # ALGO LOGIC: the TD3 update, written once for both critic layouts (CriticPair and TwinQNetwork)
@@ -467,6 +479,23 @@ def resume_args(resume, cli_args):
     return args, path
 
 
+class CompiledOrEager:
+    """torch.compile(fn), or fn itself (with a message) if compiling fails on this machine (no C++ compiler,
+    an unsupported op): compilation happens at the first call, before anything runs, so falling back is safe."""
+
+    def __init__(self, fn, mode=None):
+        self.fn, self.compiled = fn, torch.compile(fn, mode=mode)
+
+    def __call__(self, *args):
+        if self.compiled is not None:
+            try:
+                return self.compiled(*args)
+            except Exception as e:
+                print(f"warning: torch.compile failed for {self.fn.__name__} ({type(e).__name__}); running it uncompiled", file=sys.stderr)
+                self.compiled = None
+        return self.fn(*args)
+
+
 class Progress:
     """A progress bar with steps/s and the latest returns in a terminal; plain periodic lines otherwise."""
 
@@ -580,13 +609,24 @@ if __name__ == "__main__":
     target_actor = Actor(env, masking_aware).to(device)
     target_actor.load_state_dict(actor.state_dict())
     qf_target.load_state_dict(qf.state_dict())
-    # fused Adam: one kernel for all parameters instead of a handful of small ops per tensor
-    q_optimizer = optim.Adam(list(qf.parameters()), lr=args.learning_rate, fused=True)
-    actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=True)
+    # fused Adam: one kernel for all parameters instead of several small ops per tensor (torch.compile makes
+    # its own fused kernel instead); capturable keeps its step counter on the GPU, as CUDA graphs need
+    cudagraphs = args.compile and args.cudagraphs and device.type == "cuda"
+    adam_options = dict(lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
+    q_optimizer = optim.Adam(list(qf.parameters()), **adam_options)
+    actor_optimizer = optim.Adam(list(actor.parameters()), **adam_options)
     online_params = list(actor.parameters()) + list(qf.parameters())
     target_params = list(target_actor.parameters()) + list(qf_target.parameters())
 
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
+
+    if args.compile:
+        if args.cudagraphs and device.type != "cuda":
+            print("note: --cudagraphs needs a CUDA device; compiling without CUDA graphs", file=sys.stderr)
+        mode = "reduce-overhead" if cudagraphs else None
+        explore = CompiledOrEager(explore, mode)
+        update_critics = CompiledOrEager(update_critics, mode)
+        update_actor = CompiledOrEager(update_actor, mode)
 
     # CAMEL: each step is masked with probability epsilon; a masked step's actions lie in the guide's box
     full_low, full_high = -np.ones(action_dim), np.ones(action_dim)
@@ -650,13 +690,10 @@ if __name__ == "__main__":
             if global_step < args.learning_starts:
                 actions = (rng.uniform(low, high) * action_scale + action_bias).astype(np.float32)
             else:
-                with torch.no_grad():
-                    obs_t = torch.as_tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
-                    low_t = torch.as_tensor(low, dtype=torch.float32, device=device).unsqueeze(0)
-                    high_t = torch.as_tensor(high, dtype=torch.float32, device=device).unsqueeze(0)
-                    actions = actor(obs_t, low_t, high_t)
-                    actions += torch.normal(0, actor.action_scale * args.exploration_noise)
-                    actions = actions.clamp(actor.to_env_scale(low_t), actor.to_env_scale(high_t)).cpu().numpy()[0]
+                with torch.no_grad():  # one copy to the device for obs and bounds together
+                    x = torch.as_tensor(np.concatenate([obs, low, high]), dtype=torch.float32, device=device)
+                    obs_t, low_t, high_t = x.view(1, -1).split([obs_dim, action_dim, action_dim], 1)
+                    actions = explore(actor, obs_t, low_t, high_t, args.exploration_noise).cpu().numpy()[0]
 
             # TRY NOT TO MODIFY: execute the game and log data.
             next_obs, reward, terminated, truncated, info = env.step(actions)

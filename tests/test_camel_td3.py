@@ -18,7 +18,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import camel_td3
 from camel_td3 import (
-    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, mask_bounds, masking_probability, td3_target,
+    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, explore, mask_bounds, masking_probability, td3_target,
     update_actor, update_critics,
 )  # fmt: skip
 
@@ -81,6 +81,15 @@ def test_masked_actions_stay_inside_random_bounds(hopper):
     low, high = (centre - 0.3).clamp(-1, 1), (centre + 0.3).clamp(-1, 1)
     action = actor(torch.randn(512, 11) * 5, low, high)
     assert torch.all(action >= low) and torch.all(action <= high)
+
+
+def test_exploration_noise_stays_inside_the_bounds(hopper):
+    torch.manual_seed(0)
+    actor = Actor(hopper, masking_aware=True)
+    low, high = torch.full((256, 3), 0.2), torch.full((256, 3), 0.4)
+    actions = explore(actor, torch.randn(256, 11), low, high, exploration_noise=10.0)
+    assert torch.all(actions >= 0.2) and torch.all(actions <= 0.4)
+    assert len(torch.unique(actions)) > 3  # noisy, not collapsed onto one point
 
 
 def test_actor_without_mask_is_cleanrls_tanh_actor(hopper):
@@ -166,23 +175,23 @@ def test_td3_target_noise_is_clamped_into_next_bounds(hopper, monkeypatch):
     assert torch.all(seen[0] >= data.next_low) and torch.all(seen[0] <= data.next_high)
 
 
-def one_update(critics_class, hopper, steps=3):
+def one_update(critics_class, hopper, steps=3, compiled=False):
     torch.manual_seed(0)
     actor, qf, qf_target, target_actor = Actor(hopper), critics_class(hopper), critics_class(hopper), Actor(hopper)
     qf_target.load_state_dict(qf.state_dict())
     target_actor.load_state_dict(actor.state_dict())
-    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=True)
-    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=True)
+    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=not compiled)
+    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=not compiled)
+    critics_step, actor_step = (torch.compile(update_critics), torch.compile(update_actor)) if compiled else (update_critics, update_actor)
     data = random_batch(n=256, seed=1)
     torch.manual_seed(2)
     for _ in range(steps):
-        values, losses = update_critics(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5)
-        actor_loss = update_actor(data, actor, qf, actor_optimizer)
+        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5)
+        actor_loss = actor_step(data, actor, qf, actor_optimizer)
     return values, losses, actor_loss, qf.cleanrl_state_dicts(), actor.state_dict()
 
 
-def test_fused_critics_compute_the_same_update_as_two_qnetworks(hopper):
-    plain, fused = one_update(CriticPair, hopper), one_update(TwinQNetwork, hopper)
+def assert_same_update(plain, fused):
     for a, b in zip(plain[:3], fused[:3]):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
     for sd_plain, sd_fused in zip(plain[3], fused[3]):
@@ -190,6 +199,29 @@ def test_fused_critics_compute_the_same_update_as_two_qnetworks(hopper):
             torch.testing.assert_close(sd_plain[key], sd_fused[key], rtol=1e-5, atol=1e-5)  # Adam steps are ~3e-4
     for key in plain[4]:
         torch.testing.assert_close(plain[4][key], fused[4][key], rtol=1e-5, atol=1e-5)
+
+
+def test_fused_critics_compute_the_same_update_as_two_qnetworks(hopper):
+    assert_same_update(one_update(CriticPair, hopper), one_update(TwinQNetwork, hopper))
+
+
+def test_compiled_update_computes_the_same_update_as_eager(hopper, monkeypatch):
+    # compiled code draws its own random numbers unless told to use eager's generator, as here
+    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)
+    assert_same_update(one_update(TwinQNetwork, hopper), one_update(TwinQNetwork, hopper, compiled=True))
+
+
+def test_compile_falls_back_to_eager_with_a_message(capsys):
+    def broken(x):
+        raise torch._dynamo.exc.Unsupported("no compiler here")
+
+    def eager(x):
+        return x + 1
+
+    wrapped = camel_td3.CompiledOrEager(eager)
+    wrapped.compiled = broken
+    assert wrapped(torch.ones(1)).item() == 2.0 and wrapped.compiled is None
+    assert "torch.compile failed for eager" in capsys.readouterr().err
 
 
 def test_critic_update_matches_cleanrls_two_mse_losses(hopper):
