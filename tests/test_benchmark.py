@@ -1,0 +1,116 @@
+"""The benchmark harness (benchmarks/benchmark.py): how it measures training steps/s, and that it runs
+end to end on a tiny configuration and writes its table."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from torch.utils.tensorboard import SummaryWriter
+
+REPO = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("benchmark", REPO / "benchmarks" / "benchmark.py")
+benchmark = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(benchmark)
+
+GUIDE = """import numpy as np
+
+
+def policy(obs):
+    return np.clip(-0.8 * np.asarray(obs)[2:5], -1.0, 1.0)
+"""
+
+
+def write_sps_events(folder, points):
+    """charts/SPS events at (step, wall_time) points, as both training scripts log them."""
+    writer = SummaryWriter(str(folder))
+    for step, wall_time in points:
+        writer.add_scalar("charts/SPS", 0, step, walltime=wall_time)
+    writer.close()
+
+
+def test_steps_per_second_is_read_from_event_wall_times_after_warmup(tmp_path):
+    # a slow start (imports, warm-up, first updates) up to step 500, then 200 steps/s
+    points = [(step, 1000.0 + step / 1000) for step in range(0, 500, 100)]
+    points += [(step, 2000.0 + (step - 500) / 200) for step in range(500, 2001, 100)]
+    write_sps_events(tmp_path / "runs" / "Hopper-v4__x__1__0", points)
+
+    window = benchmark.measure_window(str(tmp_path), from_step=500)
+
+    assert (window.first_step, window.last_step) == (500, 2000)
+    assert window.seconds == pytest.approx(7.5, abs=1e-3)
+    assert window.steps_per_second == pytest.approx(200, rel=1e-3)
+
+
+def test_steps_per_second_starts_at_the_first_event_at_or_after_the_measured_step(tmp_path):
+    # CleanRL logs only after learning starts: its first event can lie past from_step
+    write_sps_events(tmp_path, [(step, step / 100) for step in range(2100, 3001, 100)])
+
+    window = benchmark.measure_window(str(tmp_path), from_step=2050)
+
+    assert (window.first_step, window.last_step) == (2100, 3000)
+    assert window.steps_per_second == pytest.approx(100, rel=1e-3)
+
+
+def test_a_run_without_enough_events_is_an_error_not_a_number(tmp_path):
+    write_sps_events(tmp_path, [(0, 0.0), (100, 1.0), (200, 2.0)])
+
+    with pytest.raises(ValueError, match="fewer than two"):
+        benchmark.measure_window(str(tmp_path), from_step=200)
+    with pytest.raises(ValueError, match="no TensorBoard event file"):
+        benchmark.measure_window(str(tmp_path / "empty"), from_step=0)
+
+
+def test_variants_are_named_flag_sets_with_the_guide_filled_in(tmp_path):
+    guide = str(tmp_path / "guide.py")
+
+    variants = benchmark.parse_variants(["baseline=", "camel-compile=--llm-policy {guide} --compile"], guide)
+
+    assert variants == [("baseline", []), ("camel-compile", ["--llm-policy", guide, "--compile"])]
+    with pytest.raises(SystemExit, match="NAME=FLAGS"):
+        benchmark.parse_variants(["--compile"], guide)
+    with pytest.raises(SystemExit, match="distinct"):
+        benchmark.parse_variants(["a=", "a=--compile"], guide)
+
+
+def test_replay_buffer_size_of_a_million_step_ant_run_is_computed_without_allocating_it():
+    memory = benchmark.replay_buffer_memory("Ant-v4", 1_000_000)
+
+    obs, action = 27, 8
+    assert (memory["obs_dim"], memory["action_dim"]) == (obs, action)
+    assert memory["dtypes"] == ["float32"]
+    # obs, next obs, action, reward, done and the bounds (low, high) of s and of s', in float32
+    assert memory["bytes"] == 1_000_000 * 4 * (2 * obs + action + 1 + 1 + 4 * action)
+
+
+def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
+    guide = tmp_path / "guide.py"
+    guide.write_text(GUIDE)
+    output = tmp_path / "results"
+    small = "--batch-size 32"  # the harness is under test here, not the speed
+    command = [
+        sys.executable, str(REPO / "benchmarks" / "benchmark.py"), "--warmup-steps", "100", "--settle-steps", "0",
+        "--train-steps", "200", "--repeats", "1", "--guide-policy", str(guide), "--guide-calls", "200",
+        "--variants", f"baseline={small}", f"camel={small} --llm-policy {{guide}} --no-epsilon-masking",
+        "--output-dir", str(output),
+    ]  # fmt: skip
+
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    assert child.returncode == 0, child.stdout + child.stderr
+    results = json.loads((output / "results.json").read_text())
+    assert [(row["variant"], row["threads"]) for row in results["summary"]] == [("baseline", 1), ("camel", 1)]
+    for run in results["runs"]:
+        assert (run["first_step"], run["last_step"]) == (100, 300)
+        assert run["steps_per_second"] > 0
+    assert results["summary"][1]["vs_baseline"] == pytest.approx(
+        results["summary"][1]["median"] / results["summary"][0]["median"]
+    )
+    assert results["guide"]["safe_policy_us"] > 0 and results["guide"]["share_of"] == "camel"
+    assert results["memory"]["env_id"] == "Ant-v4"
+    table = (output / "results.md").read_text()
+    assert "| baseline |" in table and "| camel |" in table and "Guide cost" in table and "Replay buffer" in table
+    assert os.path.basename(str(guide)) in table

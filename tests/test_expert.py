@@ -1,0 +1,161 @@
+"""Expert masking: camel_td3.py's --expert-model with a local `.cleanrl_model` (CleanRL's format), with a Hugging Face
+repo id (served here by a small local Hub on 127.0.0.1), offline, and scripts/train_expert.sh, which makes one."""
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import gymnasium as gym
+import pytest
+import torch
+
+from camel_td3 import Actor, QNetwork, load_expert
+from plot import read_events
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--total-timesteps", "150", "--learning-starts", "100", "--batch-size", "32", "--eval-episodes", "1",
+        "--torch-threads", "1"]  # fmt: skip
+HUB_REPO_ID = "cleanrl/Hopper-v4-td3_continuous_action-seed1"
+HUB_FILENAME = "td3_continuous_action.cleanrl_model"
+
+
+def save_cleanrl_model(path, env_id):
+    """A TD3 model as CleanRL saves it: torch.save((actor, qf1, qf2) state dicts), its actor CleanRL's plain one
+    (fc1, fc2, fc_mu, action_scale, action_bias)."""
+    env = gym.make(env_id)
+    actor = Actor(env, masking_aware=False)
+    assert sorted(actor.state_dict()) == sorted(
+        ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc_mu.weight", "fc_mu.bias", "action_scale", "action_bias"]
+    )
+    torch.save((actor.state_dict(), QNetwork(env).state_dict(), QNetwork(env).state_dict()), path)
+    env.close()
+    return path
+
+
+def camel_td3(cwd, *flags, env=None):
+    return subprocess.run([sys.executable, os.path.join(REPO, "camel_td3.py"), *flags], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def masked_fraction(run_dir):
+    return read_events(str(run_dir), "charts/masked_fraction")[1]
+
+
+def error_lines(result):
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+class LocalHub:
+    """Serves one file the way the Hugging Face Hub does: HEAD and GET on /{repo_id}/resolve/{revision}/{filename},
+    with the X-Repo-Commit and ETag headers huggingface_hub checks. Records the paths it was asked for."""
+
+    def __init__(self, files):
+        self.files, self.requests = files, []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self.answer(body=False)
+
+            def do_GET(self):
+                self.answer(body=True)
+
+            def answer(self, body):
+                hub.requests.append((self.command, self.path))
+                data = hub.files.get(self.path.split("?")[0])
+                if data is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567")
+                self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def hub_env(tmp_path, endpoint, **more):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_HUB_DISABLE_TELEMETRY="1", **more)
+    return env
+
+
+def test_expert_masking_trains_with_a_saved_cleanrl_model(tmp_path):
+    model = save_cleanrl_model(tmp_path / "hopper.cleanrl_model", "Hopper-v4")
+    result = camel_td3(tmp_path, "--expert-model", str(model), "--exp-name", "expert", "--run-name", "expert", *TINY)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "runs" / "expert" / "finished.json").exists()
+    assert masked_fraction(tmp_path / "runs" / "expert").max() > 0  # the expert's box confined early steps
+
+
+def test_expert_trained_for_another_env_is_refused_with_one_error_line(tmp_path):
+    model = save_cleanrl_model(tmp_path / "walker.cleanrl_model", "Walker2d-v4")  # 17 observations, 6 actions
+    result = camel_td3(tmp_path, "--env-id", "Hopper-v4", "--expert-model", str(model), *TINY)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert len(error_lines(result)) == 1, result.stderr
+    assert "was it trained on another env?" in error_lines(result)[0]
+
+
+def test_expert_from_hub_repo_id_is_downloaded_through_huggingface_hub_and_cached(tmp_path):
+    model = save_cleanrl_model(tmp_path / "served.cleanrl_model", "Hopper-v4")
+    hub = LocalHub({f"/{HUB_REPO_ID}/resolve/main/{HUB_FILENAME}": model.read_bytes()})
+    try:
+        result = camel_td3(tmp_path, "--expert-model", HUB_REPO_ID, "--run-name", "hub", *TINY, env=hub_env(tmp_path, hub.url))
+    finally:
+        hub.close()
+    assert result.returncode == 0, result.stderr
+    assert ("GET", f"/{HUB_REPO_ID}/resolve/main/{HUB_FILENAME}") in hub.requests
+    cached = list((tmp_path / "hf_home" / "hub").rglob(HUB_FILENAME))
+    assert cached and cached[0].read_bytes() == model.read_bytes()
+    assert masked_fraction(tmp_path / "runs" / "hub").max() > 0
+
+
+@pytest.mark.parametrize("offline", ["unreachable", "HF_HUB_OFFLINE"])
+def test_hub_expert_without_network_says_to_download_it_first(tmp_path, offline):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{s.getsockname()[1]}"
+    env = hub_env(tmp_path, endpoint, **({"HF_HUB_OFFLINE": "1"} if offline == "HF_HUB_OFFLINE" else {}))
+    result = camel_td3(tmp_path, "--expert-model", HUB_REPO_ID, *TINY, env=env)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert len(error_lines(result)) == 1, result.stderr
+    assert "Download it on a connected machine" in error_lines(result)[0]
+
+
+def test_train_expert_script_saves_a_model_that_expert_masking_accepts(tmp_path):
+    env = dict(os.environ, EXPERTS_DIR=str(tmp_path / "experts"), TORCH_THREADS="1",
+               EXTRA_ARGS="--learning-starts 100 --batch-size 32 --eval-episodes 1")  # fmt: skip
+    script = os.path.join(REPO, "scripts", "train_expert.sh")
+    result = subprocess.run(["bash", script, "Hopper-v4", "150"], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    model = tmp_path / "experts" / "Hopper-v4.cleanrl_model"
+    actor_state, qf1_state, qf2_state = torch.load(model, weights_only=True)
+    assert actor_state["fc1.weight"].shape == (256, 11) and actor_state["fc_mu.weight"].shape == (3, 256)
+    assert (tmp_path / "experts" / "runs" / "Hopper-v4__td3_expert__1" / "finished.json").exists()
+    hopper = gym.make("Hopper-v4")
+    guide = load_expert(str(model), hopper, torch.device("cpu"))  # what --expert-model does with it
+    action = guide(hopper.reset(seed=0)[0])
+    assert action.shape == (3,) and abs(action).max() <= 1
+    # a second call finds the model and trains nothing
+    again = subprocess.run(["bash", script, "Hopper-v4", "150"], env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "already there" in again.stdout
