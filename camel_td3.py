@@ -25,7 +25,7 @@ import torch.optim as optim
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_guide import GuideError, load_guide, sample_observations
+from camel_guide import GuideError, load_guide, sample_observations, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -125,6 +125,7 @@ def make_env(env_id, seed, idx, capture_video, run_name):
     def thunk():
         if capture_video and idx == 0:
             env = gym.make(env_id, render_mode="rgb_array")
+            track_robot_camera(env)
             env = gym.wrappers.RecordVideo(env, f"videos/{run_name}")
         else:
             env = gym.make(env_id)

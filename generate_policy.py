@@ -56,7 +56,7 @@ import numpy as np
 import tyro
 from tqdm import tqdm
 
-from camel_guide import GuideError, load_guide, read_and_check, sample_observations
+from camel_guide import GuideError, load_guide, read_and_check, sample_observations, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -405,19 +405,7 @@ def start_video(env, path):
     frame stride that gives them; MuJoCo's camera is set up to follow the robot."""
     fps = env.metadata.get("render_fps") or 30
     stride = max(1, round(fps / 30))
-    if hasattr(env.unwrapped, "mujoco_renderer"):
-        import mujoco
-
-        quality = env.unwrapped.model.vis.quality  # software rendering spends most of its time on these two
-        quality.shadowsize, quality.offsamples = 1024, 0
-        env.reset()
-        env.render()  # creates the renderer's camera
-        # Gymnasium's camera stays still (it resets it to a free camera at every frame, where trackbodyid does
-        # nothing), so a robot that walks ten metres leaves the picture: make the camera follow the robot's body
-        renderer = env.unwrapped.mujoco_renderer
-        renderer.camera_id = None  # None: leave the camera's type alone at each frame
-        renderer.viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-        renderer.viewer.cam.trackbodyid = max(renderer.viewer.cam.trackbodyid, 1)
+    track_robot_camera(env)
     return Video(path, fps / stride), stride
 
 
