@@ -6,6 +6,7 @@
 #   - masking-aware actor: the actor sees (obs, low, high) and maps its tanh output into the box
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide
 import json
+import logging
 import os
 import random
 import re
@@ -622,8 +623,8 @@ if __name__ == "__main__":
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
 
     if args.compile:
-        if args.cudagraphs and device.type != "cuda":
-            print("note: --cudagraphs needs a CUDA device; compiling without CUDA graphs", file=sys.stderr)
+        # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
+        logging.getLogger("torch._dynamo.variables.ctx_manager").setLevel(logging.ERROR)
         mode = "reduce-overhead" if cudagraphs else None
         explore = CompiledOrEager(explore, mode)
         update_critics = CompiledOrEager(update_critics, mode)
