@@ -249,7 +249,7 @@ def guide_cost(guide_path, env_id, calls):
     import numpy as np
 
     from camel_guide import load_guide, sample_observations
-    from camel_td3 import mask_bounds
+    from camel_td3 import Args as TrainerArgs, mask_bounds
 
     env = gym.make(env_id)
     observations = sample_observations(env, seed=0)
@@ -276,7 +276,7 @@ def guide_cost(guide_path, env_id, calls):
         if hasattr(guide, "policy")
         else None,
         "safe_policy_us": microseconds_per_call(guide, list(observations)),
-        "mask_bounds_us": microseconds_per_call(lambda a: mask_bounds(a, 0.3), [action] * len(observations)),
+        "mask_bounds_us": microseconds_per_call(lambda a: mask_bounds(a, TrainerArgs.mask_width), [action] * len(observations)),
     }
 
 
