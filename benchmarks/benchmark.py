@@ -31,8 +31,8 @@ Examples:
     bash benchmarks/setup_cleanrl.sh /tmp/cleanrl
     # the full comparison on a quiet machine
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 1 2
-    # add a fast path (flags are camel_td3.py's; {guide} is --guide-policy)
-    python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variant "camel-compile=--llm-policy {guide} --compile"
+    # add a variant (flags are camel_td3.py's; {guide} is --guide-policy)
+    python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variant "camel-epsilon=--llm-policy {guide}"
     # a quick look while developing
     python benchmarks/benchmark.py --warmup-steps 1000 --train-steps 1000 --repeats 1
 """
