@@ -336,6 +336,12 @@ def update_actor(data, actor, qf, actor_optimizer):
     return actor_loss.detach()
 
 
+def update_targets(target_params, online_params, tau):
+    # target <- tau * online + (1 - tau) * target for every parameter in one call, not a Python loop of small ops
+    with torch.no_grad():
+        torch._foreach_lerp_(target_params, online_params, tau)
+
+
 # CAMEL: guides other than an LLM policy file
 def load_expert(model, env, device):
     """An actor from a CleanRL-format `.cleanrl_model` (a local file or a Hugging Face repo id), as a guide
@@ -724,9 +730,8 @@ if __name__ == "__main__":
                 )
                 if global_step % args.policy_frequency == 0:
                     actor_loss = update_actor(data, actor, qf, actor_optimizer)
-                    # update the target networks: target <- tau * online + (1 - tau) * target, all at once
-                    with torch.no_grad():
-                        torch._foreach_lerp_(target_params, online_params, args.tau)
+                    # update the target networks
+                    update_targets(target_params, online_params, args.tau)
 
                 if global_step % 100 == 0:
                     qf1_value, qf2_value = qf_a_values.mean(1).tolist()

@@ -19,7 +19,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import camel_td3
 from camel_td3 import (
     Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, explore, mask_bounds, masking_probability, td3_target,
-    update_actor, update_critics,
+    update_actor, update_critics, update_targets,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,34 +175,56 @@ def test_td3_target_noise_is_clamped_into_next_bounds(hopper, monkeypatch):
     assert torch.all(seen[0] >= data.next_low) and torch.all(seen[0] <= data.next_high)
 
 
-def one_update(critics_class, hopper, steps=3, compiled=False):
+def one_update(critics_class, hopper, steps=3, compiled=False, fast=True):
+    """A few TD3 updates (critics, actor, targets) on a fixed batch. fast=False is CleanRL's plain path: Adam
+    without fusing, and targets updated parameter by parameter."""
     torch.manual_seed(0)
     actor, qf, qf_target, target_actor = Actor(hopper), critics_class(hopper), critics_class(hopper), Actor(hopper)
     qf_target.load_state_dict(qf.state_dict())
     target_actor.load_state_dict(actor.state_dict())
-    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=not compiled)
-    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=not compiled)
+    fused = fast and not compiled  # as camel_td3.py: torch.compile fuses the optimiser step itself
+    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=fused)
+    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=fused)
     critics_step, actor_step = (torch.compile(update_critics), torch.compile(update_actor)) if compiled else (update_critics, update_actor)
     data = random_batch(n=256, seed=1)
     torch.manual_seed(2)
     for _ in range(steps):
         values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5)
         actor_loss = actor_step(data, actor, qf, actor_optimizer)
-    return values, losses, actor_loss, qf.cleanrl_state_dicts(), actor.state_dict()
+        if fast:
+            update_targets(list(target_actor.parameters()) + list(qf_target.parameters()),
+                           list(actor.parameters()) + list(qf.parameters()), 0.005)  # fmt: skip
+        else:
+            for online, target in ((actor, target_actor), (qf, qf_target)):
+                for param, target_param in zip(online.parameters(), target.parameters()):
+                    target_param.data.copy_(0.005 * param.data + (1 - 0.005) * target_param.data)
+    return (values, losses, actor_loss, qf.cleanrl_state_dicts(), actor.state_dict(),
+            qf_target.cleanrl_state_dicts(), target_actor.state_dict())  # fmt: skip
 
 
 def assert_same_update(plain, fused):
     for a, b in zip(plain[:3], fused[:3]):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
-    for sd_plain, sd_fused in zip(plain[3], fused[3]):
-        for key in sd_plain:
-            torch.testing.assert_close(sd_plain[key], sd_fused[key], rtol=1e-5, atol=1e-5)  # Adam steps are ~3e-4
-    for key in plain[4]:
-        torch.testing.assert_close(plain[4][key], fused[4][key], rtol=1e-5, atol=1e-5)
+    for critics_plain, critics_fused in ((plain[3], fused[3]), (plain[5], fused[5])):
+        for sd_plain, sd_fused in zip(critics_plain, critics_fused):
+            for key in sd_plain:
+                torch.testing.assert_close(sd_plain[key], sd_fused[key], rtol=1e-5, atol=1e-5)  # Adam steps are ~3e-4
+    for actor_plain, actor_fused in ((plain[4], fused[4]), (plain[6], fused[6])):
+        for key in actor_plain:
+            torch.testing.assert_close(actor_plain[key], actor_fused[key], rtol=1e-5, atol=1e-5)
 
 
 def test_fused_critics_compute_the_same_update_as_two_qnetworks(hopper):
     assert_same_update(one_update(CriticPair, hopper), one_update(TwinQNetwork, hopper))
+
+
+def test_fast_path_computes_the_same_update_as_cleanrls_plain_path(hopper):
+    # fused critics + fused Adam + one foreach target update, against two critics, plain Adam, a loop per parameter
+    plain, fast = one_update(CriticPair, hopper, fast=False), one_update(TwinQNetwork, hopper)
+    assert_same_update(plain, fast)
+    torch.manual_seed(0)
+    initial_actor = Actor(hopper)  # the target actor's starting weights, as in one_update
+    assert not torch.allclose(fast[6]["fc1.weight"], initial_actor.fc1.weight, atol=1e-7)  # the targets did move
 
 
 def test_compiled_update_computes_the_same_update_as_eager(hopper, monkeypatch):
