@@ -6,14 +6,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gymnasium as gym
 import pytest
 import torch
 
 from camel_td3 import Actor, QNetwork, load_expert
+from local_server import LocalServer, QuietHandler
 from plot import read_events
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,7 +48,7 @@ def error_lines(result):
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
 
 
-class LocalHub:
+class LocalHub(LocalServer):
     """Serves one file the way the Hugging Face Hub does: HEAD and GET on /{repo_id}/resolve/{revision}/{filename},
     with the X-Repo-Commit and ETag headers huggingface_hub checks. Records the paths it was asked for."""
 
@@ -57,7 +56,7 @@ class LocalHub:
         self.files, self.requests = files, []
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_HEAD(self):
                 self.answer(body=False)
 
@@ -80,16 +79,7 @@ class LocalHub:
                 if body:
                     self.wfile.write(data)
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def hub_env(tmp_path, endpoint, **more):

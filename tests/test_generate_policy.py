@@ -6,9 +6,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -19,6 +17,7 @@ import numpy as np
 import pytest
 
 import generate_policy as gp
+from local_server import LocalServer, QuietHandler
 
 ROOT = Path(gp.__file__).resolve().parent
 
@@ -398,14 +397,14 @@ def test_generation_with_fake_gemini_writes_candidates_report_and_selection_that
     assert (tmp_path / "runs" / "guide_check" / "finished.json").exists()
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LocalServer):
     """A chat-completions server on 127.0.0.1 answering from a script of (status, body); records request bodies."""
 
     def __init__(self, *answers):
         self.answers, self.bodies = list(answers), []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self):
                 fake.bodies.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
                 status, body = fake.answers.pop(0)
@@ -417,16 +416,7 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler, path="/v1")
 
 
 def chat_completion(content, finish="stop"):
