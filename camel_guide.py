@@ -142,6 +142,12 @@ class TrialReport:
         return float(np.mean(np.any(np.abs(self.actions) > 1.0, axis=1)))
 
 
+def one_thread_env() -> dict:
+    """The environment for a child process that runs guide code: ours, with NumPy's BLAS on one thread (a guide's
+    small array operations gain nothing from more, and the child should not take cores from training)."""
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
 def trial_run(
     path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0, call_timeout: float = 1.0
 ) -> TrialReport:
@@ -156,7 +162,7 @@ def trial_run(
         obs_file, result_file = os.path.join(tmp, "obs.npy"), os.path.join(tmp, "result.npz")
         np.save(obs_file, np.asarray(observations, dtype=np.float64))
         command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim), str(call_timeout)]
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        env = one_thread_env()
         try:
             child = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:
@@ -313,7 +319,6 @@ def sample_observations(env, n: int = 64, seed: int = 0) -> np.ndarray:
     return np.stack(samples).astype(np.float64)
 
 
-
 def track_robot_camera(env) -> None:
     """Make a MuJoCo env's rendering camera follow the robot (used by both scripts' videos).
 
@@ -333,6 +338,7 @@ def track_robot_camera(env) -> None:
     renderer.camera_id = None  # None: leave the camera's type alone at each frame
     renderer.viewer.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
     renderer.viewer.cam.trackbodyid = max(renderer.viewer.cam.trackbodyid, 1)
+
 
 if __name__ == "__main__":
     _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))

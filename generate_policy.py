@@ -56,7 +56,7 @@ import numpy as np
 import tyro
 from tqdm import tqdm
 
-from camel_guide import GuideError, load_guide, read_and_check, sample_observations, track_robot_camera
+from camel_guide import GuideError, load_guide, one_thread_env, read_and_check, sample_observations, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -477,7 +477,7 @@ def evaluation_worker(job):
 def run_child(command, cwd, timeout, on_line):
     """Run `command` in its own process group, passing each stdout line to `on_line`; kill the whole group
     (the guide's trial child included) after `timeout` seconds or on Ctrl-C. Returns (exit code, timed out, stderr)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = one_thread_env()
     with tempfile.TemporaryFile("w+") as stderr:
         child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
         start = time.monotonic()
@@ -557,6 +557,11 @@ def rank(candidates):
     return sorted(candidates, key=key)
 
 
+def best_of(ranked):
+    """The winner of a ranking, or None if no candidate was evaluated successfully."""
+    return ranked[0] if ranked and ranked[0].error is None and ranked[0].score is not None else None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Report, refinement feedback
 # ---------------------------------------------------------------------------------------------------------
@@ -590,7 +595,7 @@ def results_table(ranked, out=None):
 def write_report(out, candidates, info):
     """Write report.md and report.json (after every evaluation, so an interrupted run keeps its report)."""
     ranked = rank(candidates)
-    best = ranked[0] if ranked and ranked[0].error is None and ranked[0].score is not None else None
+    best = best_of(ranked)
     report = {**info, "score_rule": SCORE_RULE, "best": best and best.name, "candidates": [asdict(c) for c in ranked]}
     write_json(out / "report.json", report)
     lines = [f"# Guide policies for {info['env_id']}", ""]
@@ -781,7 +786,7 @@ def main(args, ask=None):
     ranked = write_report(out, candidates, info)
     print(results_table(ranked))
     print(f"\nreport: {out / 'report.md'}")
-    best = ranked[0] if ranked and ranked[0].error is None else None
+    best = best_of(ranked)
     if best is None:
         print("error: no candidate passed evaluation; the report says why", file=sys.stderr)
         return 1
