@@ -48,6 +48,31 @@ FORBIDDEN_ATTRIBUTES = frozenset(
 ALLOWED_DUNDER_NAMES = frozenset({"__name__"})  # so `if __name__ == "__main__":` demo blocks pass
 
 
+# The normalised action contract, defined once for every script: guides, the mask's bounds and the actor all
+# speak the normalised action space [-1, 1]^d; only the env speaks its own units.
+def action_scale_bias(action_space) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, bias) such that env_action = scale * a + bias for a normalised action a in [-1, 1]^d."""
+    low, high = np.asarray(action_space.low, dtype=np.float64), np.asarray(action_space.high, dtype=np.float64)
+    return (high - low) / 2.0, (high + low) / 2.0
+
+
+def to_env_units(action, action_space) -> np.ndarray:
+    """A normalised action (or bound) in [-1, 1]^d in the env's own units, in the action space's dtype."""
+    scale, bias = action_scale_bias(action_space)
+    return (np.asarray(action, dtype=np.float64) * scale + bias).astype(action_space.dtype)
+
+
+def to_normalized(env_action, action_space) -> np.ndarray:
+    """An action in the env's units mapped back to [-1, 1]^d (the inverse of to_env_units)."""
+    scale, bias = action_scale_bias(action_space)
+    return (np.asarray(env_action, dtype=np.float64) - bias) / scale
+
+
+def full_bounds(action_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of an unmasked step: the whole normalised action space, low = -1 and high = 1 (float32)."""
+    return -np.ones(action_dim, dtype=np.float32), np.ones(action_dim, dtype=np.float32)
+
+
 class GuideError(Exception):
     """A guide file that cannot be used; the message is one line meant for the user."""
 
