@@ -8,24 +8,20 @@
 #   1. fill a prompt template from prompts/ with the env's own documentation and XML (from Gymnasium's files)
 #   2. ask the model once per candidate; save each code file, raw response and prompt as soon as it arrives
 #   3. refuse code that fails the checks in camel_guide.py (the same ones camel_td3.py applies)
-#   4. run each candidate for several episodes in a child process with a wall-clock timeout, rendering a video
-#   5. rank by the score below, write report.md / report.json, optionally copy the best (--select best)
+#   4. run each candidate for several episodes with evaluate_policy.py (a child process with a wall-clock
+#      timeout, rendering a video)
+#   5. rank by evaluate_policy.py's score, write report.md / report.json, optionally copy the best (--select best)
 #   6. beyond the paper: --iterations K sends the best candidate and its measurements back for a better version
 #
 # Usage:
 #   export GEMINI_API_KEY=...        # or GOOGLE_API_KEY
 #   python generate_policy.py --env-id Hopper-v4 --num-candidates 5 --output-dir policies/candidates/hopper
 #   python generate_policy.py --env-id Hopper-v4 --base-url http://localhost:11434/v1 --model qwen2.5-coder:32b
-#   python generate_policy.py --env-id Hopper-v4 --evaluate policies/hopper.py --video   # score any policy file
 #   python generate_policy.py --env-id Hopper-v4 --print-prompt                          # no model called
+#   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py                     # score any policy file
 #
-# The score rewards progress on the task, not standing still: for each episode, the forward distance
-# travelled (the torso's x position at the end minus at the start, in metres) times the fraction of the
-# episode's step limit that the robot stayed up; the score is its mean over episodes. So steady forward
-# motion beats unstable forward motion that falls, which beats standing still, which beats going backwards;
-# a robot that stands still for the whole episode scores about 0 whatever its return. Progress counts from
-# 10 cm on: scores between -0.1 and 0.1 (standing, or falling on the spot) count as 0, and among equal
-# scores the higher return (here: staying up longer) wins. Envs without a forward position are scored by return.
+# Evaluation, the score and the ranking live in evaluate_policy.py (its header explains the score); this script
+# asks, checks, and hands each candidate to it. `--evaluate FILE...` is kept as an alias of evaluate_policy.py.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.
 import ast
@@ -35,54 +31,41 @@ import inspect
 import json
 import os
 import re
-import signal
 import string
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
-
-if sys.platform.startswith("linux"):
-    os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering, CPU-only machines included; before MuJoCo loads
 
 import gymnasium as gym
 import numpy as np
 import tyro
-from tqdm import tqdm
 
-from camel_guide import GuideError, load_guide, one_thread_env, read_and_check, sample_observations, track_robot_camera
+import evaluate_policy
+from camel_guide import GuideError, read_and_check
+from evaluate_policy import SCORE_RULE, PolicyResult, Progress, UsageError, best_of, make_env, now, one_line, rank, results_table, write_text
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 DEFAULT_GEMINI_MODEL = "gemini-pro-latest"  # an alias that follows Google's current Pro model; the paper's gemini-exp-1206 is retired
-SCORE_RULE = (
-    "score = mean over episodes of (forward distance in metres) x (fraction of the episode's step limit survived); "
-    "scores between -0.1 and 0.1 (no real progress) count as 0, and among equal scores the higher return wins; "
-    "an environment without a forward position is scored by its mean return"
-)
-WORKER_FLAG = "--_evaluation-worker"  # hidden entry point: `python generate_policy.py --_evaluation-worker JOB`
-EPISODE_DONE = "generate_policy: episode done"  # what the worker prints after each episode, for the progress bar
 
 
 @dataclass
 class Args:
-    """Ask a language model for CAMEL guide policies `policy(obs)`, then check, evaluate, rank and select them."""
+    """Ask a language model for CAMEL guide policies `policy(obs)`, then check, evaluate, rank and select them.
+    Candidates are evaluated by evaluate_policy.py, each in its own child process with one BLAS thread
+    (OMP/MKL/OPENBLAS_NUM_THREADS=1), killed after --eval-timeout."""
 
     env_id: str = "Hopper-v4"
     """the Gymnasium environment (its prompt is prompts/{env_id}.md if that exists, else prompts/generic.md)"""
     num_candidates: int = 5
     """candidate policies to ask for in each round (one request each)"""
     output_dir: Optional[str] = None
-    """folder for candidates, responses, prompts, videos and the report
-    (if unset: policies/candidates/{env_id}__{time}, or runs/evaluate__{env_id}__{time} with --evaluate)"""
+    """folder for candidates, responses, prompts, videos and the report (if unset: policies/candidates/{env_id}__{time})"""
 
     # the language model
     model: Optional[str] = None
@@ -106,9 +89,10 @@ class Args:
     print_prompt: bool = False
     """print the filled prompt and exit, without calling any model"""
 
-    # evaluation
+    # evaluation (by evaluate_policy.py)
     evaluate: tuple[str, ...] = ()
-    """score these policy files instead of generating new ones (no model is called)"""
+    """score these policy files and ask no model: an alias of `python evaluate_policy.py FILE...`, kept for older
+    commands (with --output-dir, its report.md, report.json and videos go there)"""
     episodes: int = 5
     """evaluation episodes per candidate, with seeds seed, seed+1, ..."""
     seed: int = 1
@@ -128,24 +112,10 @@ class Args:
 
 
 @dataclass
-class Candidate:
-    """One guide policy: where it came from, and what happened when it was checked and run."""
+class Candidate(PolicyResult):
+    """One generated guide (named round{r}_candidate{i}): evaluate_policy's record of it, and the round it came from."""
 
-    name: str  # round{r}_candidate{i}, or the file's name with --evaluate
-    round: int  # 1 for the first generation, 2.. for refinements, 0 for --evaluate
-    path: Optional[str] = None  # its .py file (None when the response held no code)
-    error: Optional[str] = None  # why it failed, if it did (one line)
-    episodes: list = field(default_factory=list)  # per-episode metrics, see run_episodes
-    video: Optional[str] = None
-    warnings: list = field(default_factory=list)
-    # summary over the episodes (None until evaluated)
-    score: Optional[float] = None
-    mean_return: Optional[float] = None
-    std_return: Optional[float] = None
-    mean_length: Optional[float] = None
-    forward_distance: Optional[float] = None
-    falls: Optional[int] = None
-    mean_abs_action: Optional[float] = None
+    round: int = 1  # 1 for the first generation, 2.. for refinements
 
 
 class ModelError(Exception):
@@ -159,11 +129,6 @@ class ModelError(Exception):
 # ---------------------------------------------------------------------------------------------------------
 # The environment and its prompt (paper, section 3.1 and Figure 2)
 # ---------------------------------------------------------------------------------------------------------
-def make_env(env_id, max_episode_steps=None, render=False):
-    kwargs = {"max_episode_steps": max_episode_steps} if max_episode_steps else {}
-    return gym.make(env_id, render_mode="rgb_array" if render else None, **kwargs)
-
-
 DOC_SECTIONS = ("Description", "Action", "Observation", "Reward", "Starting", "Episode")  # the rest is about gym.make's arguments
 
 
@@ -188,9 +153,9 @@ def fill_template(path, values):
     try:
         return string.Template(Path(path).read_text(encoding="utf-8")).substitute(values)
     except OSError as e:
-        raise SystemExit(f"error: cannot read prompt template {path}: {e.strerror or e}")
+        raise UsageError(f"cannot read prompt template {path}: {e.strerror or e}")
     except (KeyError, ValueError) as e:
-        raise SystemExit(f"error: prompt template {path} has an unknown placeholder ({e}); known: {', '.join(sorted(values))}")
+        raise UsageError(f"prompt template {path} has an unknown placeholder ({e}); known: {', '.join(sorted(values))}")
 
 
 def build_prompt(env, template=None):
@@ -227,11 +192,6 @@ def build_prompt(env, template=None):
 # ---------------------------------------------------------------------------------------------------------
 # The language model: one function `ask(prompt) -> (text, details)` per backend, one request per candidate
 # ---------------------------------------------------------------------------------------------------------
-def one_line(text, limit=300):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def gemini_backend(model, temperature=None, max_output_tokens=None, timeout=600.0, attempts=5, http_client=None):
     """Gemini through google-genai. `http_client` (an httpx2.Client) is for tests, which pass a mock transport."""
     from google import genai  # imported here: slow to import, and not needed to evaluate or print prompts
@@ -239,7 +199,7 @@ def gemini_backend(model, temperature=None, max_output_tokens=None, timeout=600.
 
     api_key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")  # the SDK's order when both are set
     if not api_key:
-        raise SystemExit("error: no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
+        raise UsageError("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
                          "or use --base-url and --model for an OpenAI-compatible server")
     http_options = types.HttpOptions(
         timeout=int(timeout * 1000),  # milliseconds
@@ -256,7 +216,7 @@ def gemini_backend(model, temperature=None, max_output_tokens=None, timeout=600.
         except errors.APIError as e:
             raise ModelError(f"Gemini answered {e.code} {e.status or ''}: {one_line(e.message)}") from None
         except Exception as e:  # connection errors and timeouts, once the retries are spent
-            raise ModelError(f"request failed: {type(e).__name__}: {one_line(e)}") from None
+            raise ModelError(f"no answer from Gemini: {type(e).__name__}: {one_line(e)}") from None
         first = response.candidates[0] if response.candidates else None
         reason = getattr(first.finish_reason, "value", first.finish_reason) if first else None
         usage = response.usage_metadata.model_dump(mode="json", exclude_none=True) if response.usage_metadata else None
@@ -284,7 +244,7 @@ def openai_backend(base_url, model, temperature=None, max_output_tokens=None, ti
         except openai.APIStatusError as e:
             raise ModelError(f"{base_url} answered {e.status_code}: {one_line(e.message)}") from None
         except openai.APIError as e:  # connection errors and timeouts, once the retries are spent
-            raise ModelError(f"request to {base_url} failed: {type(e).__name__}: {one_line(e)}") from None
+            raise ModelError(f"no answer from {base_url}: {type(e).__name__}: {one_line(e)}") from None
         first = response.choices[0] if response.choices else None
         usage = response.usage.model_dump(mode="json", exclude_none=True) if response.usage else None
         details = {"model_version": response.model, "finish_reason": first.finish_reason if first else None, "usage": usage}
@@ -331,17 +291,6 @@ def extract_code(response):
     return None
 
 
-def now():
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def write_text(path, text):
-    """Write a file whole or not at all (write, then rename), so that Ctrl-C never leaves half a file."""
-    partial = Path(f"{path}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def write_json(path, data):
     write_text(path, json.dumps(data, indent=2) + "\n")
 
@@ -380,237 +329,15 @@ def ask_for_candidate(ask, prompt, prompt_file, name, round_no, out, provenance)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Evaluation: whole episodes in a child process, so a candidate that hangs or crashes cannot stop the run
-# ---------------------------------------------------------------------------------------------------------
-class Video:
-    """Streams rendered frames into an MP4 file (moviepy's ffmpeg writer), so no episode has to fit in memory."""
-
-    def __init__(self, path, fps):
-        self.path, self.fps, self.writer = path, fps, None
-
-    def add(self, frame):
-        if self.writer is None:
-            from moviepy.video.io.ffmpeg_writer import FFMPEG_VideoWriter
-
-            self.writer = FFMPEG_VideoWriter(self.path, (frame.shape[1], frame.shape[0]), self.fps)
-        self.writer.write_frame(frame)
-
-    def close(self):
-        if self.writer is not None:
-            self.writer.close()
-
-
-def start_video(env, path):
-    """A Video for the env's frames, about 30 per second of simulated time (plenty to judge a gait), and the
-    frame stride that gives them; MuJoCo's camera is set up to follow the robot."""
-    fps = env.metadata.get("render_fps") or 30
-    stride = max(1, round(fps / 30))
-    track_robot_camera(env)
-    return Video(path, fps / stride), stride
-
-
-def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=None, trial_timeout=20.0, on_episode=lambda: None):
-    """Run a guide for one episode per seed and measure each episode. Called in the evaluation child.
-
-    The guide is loaded with camel_guide.load_guide, the same gate camel_td3.py uses (static checks, then a
-    trial on sample observations in a further child), and acts through its SafePolicy: a call that raises,
-    takes over a second, or returns NaN or the wrong shape ends the evaluation with that reason.
-    Returns {"episodes": [...], "error": ..., "video_error": ..., "max_episode_steps": ...}.
-    """
-    result = {"episodes": [], "error": None, "video_error": None}
-    env = make_env(env_id, max_episode_steps, render=video_path is not None)
-    result["max_episode_steps"] = env.spec.max_episode_steps
-    low, high = env.action_space.low, env.action_space.high
-    video = None
-    if video_path:
-        try:
-            video, stride = start_video(env, video_path)
-        except Exception as e:  # no video is no reason to fail the candidate
-            result["video_error"] = f"{type(e).__name__}: {one_line(e)}"
-    try:
-        observations, action_dim = sample_observations(env, seed=seeds[0]), int(np.prod(env.action_space.shape))
-        guide = load_guide(policy_path, observations, action_dim, timeout=trial_timeout)
-        for episode, seed in enumerate(seeds):
-            obs, _ = env.reset(seed=seed)
-            x_start = float(env.unwrapped.data.qpos[0]) if hasattr(env.unwrapped, "data") else None
-            total_reward, steps, abs_action, info = 0.0, 0, 0.0, {}
-            recording = video is not None and episode == 0
-            while True:
-                if recording and steps % stride == 0:
-                    try:
-                        video.add(env.render())
-                    except Exception as e:  # no video is no reason to fail the candidate
-                        result["video_error"], recording = f"{type(e).__name__}: {one_line(e)}", False
-                action = guide(obs)  # normalised to [-1, 1], as camel_td3.py reads it
-                if action is None:
-                    raise GuideError(f"policy(obs) failed at step {steps} of episode {episode + 1} (seed {seed}): {guide.last_error}")
-                env_action = (low + (action + 1) / 2 * (high - low)).astype(env.action_space.dtype)
-                obs, reward, terminated, truncated, info = env.step(env_action)
-                total_reward, steps, abs_action = total_reward + float(reward), steps + 1, abs_action + float(np.mean(np.abs(action)))
-                if terminated or truncated:
-                    break
-            # forward distance only where the env measures forward progress (its info reports x_position)
-            has_x = x_start is not None and "x_position" in info
-            result["episodes"].append({
-                "seed": seed, "return": total_reward, "length": steps, "fell": bool(terminated),
-                "forward_distance": float(env.unwrapped.data.qpos[0]) - x_start if has_x else None,
-                "mean_abs_action": abs_action / steps,
-            })  # fmt: skip
-            on_episode()
-    except GuideError as e:
-        result["error"] = str(e)
-    finally:
-        if video is not None:
-            video.close()
-        env.close()
-    return result
-
-
-def evaluation_worker(job):
-    """The child's side: run the episodes, announce each on stdout for the progress bar, write the result file."""
-    job = json.loads(job)
-    result = run_episodes(job["policy"], job["env_id"], job["seeds"], job["max_episode_steps"], job["video"], job["trial_timeout"],
-                          on_episode=lambda: print(EPISODE_DONE, flush=True))  # fmt: skip
-    Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
-
-
-def run_child(command, cwd, timeout, on_line):
-    """Run `command` in its own process group, passing each stdout line to `on_line`; kill the whole group
-    (the guide's trial child included) after `timeout` seconds or on Ctrl-C. Returns (exit code, timed out, stderr)."""
-    env = one_thread_env()
-    with tempfile.TemporaryFile("w+") as stderr:
-        child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
-        start = time.monotonic()
-        timer = threading.Timer(timeout, os.killpg, (child.pid, signal.SIGKILL))
-        timer.start()
-        try:
-            for line in child.stdout:
-                on_line(line)
-            child.wait()
-        finally:
-            timer.cancel()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)  # whatever is left of the group
-        stderr.seek(0)
-        return child.returncode, time.monotonic() - start >= timeout, stderr.read()
-
-
-def evaluate_candidate(candidate, args, out, progress):
-    """Run the candidate's episodes in a child process and fill in its metrics, video and error."""
-    seeds = [args.seed + k for k in range(args.episodes)]
-    video = (out / f"{candidate.name}.mp4").resolve() if args.video else None
-    with tempfile.TemporaryDirectory(prefix="camel_eval_") as tmp:
-        result_file = Path(tmp) / "result.json"
-        job = {"policy": str(Path(candidate.path).resolve()), "env_id": args.env_id, "seeds": seeds,
-               "max_episode_steps": args.max_episode_steps, "video": video and str(video), "result": str(result_file),
-               "trial_timeout": min(20.0, args.eval_timeout / 3)}  # load_guide's trial gets a share of the time  # fmt: skip
-        command = [sys.executable, str(Path(__file__).resolve()), WORKER_FLAG, json.dumps(job)]
-
-        def on_line(line):  # the guide may print too; only the worker's own lines move the progress bar
-            if line.startswith(EPISODE_DONE):
-                progress.update(1)
-
-        code, timed_out, stderr = run_child(command, tmp, args.eval_timeout, on_line)
-        result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else None
-    candidate.warnings = [line for line in stderr.splitlines() if line.startswith("warning:")]
-    if timed_out:
-        candidate.error = f"did not finish {len(seeds)} episodes within --eval-timeout {args.eval_timeout:g} s (does it hang?)"
-    elif result is None:
-        last_line = (stderr.strip().splitlines() or ["no output"])[-1]
-        candidate.error = f"the evaluation process died (exit code {code}): {one_line(last_line)}"
-    else:
-        candidate.error = result["error"]
-        candidate.episodes = result["episodes"]
-        if result["video_error"]:
-            candidate.warnings.append(f"warning: no video: {result['video_error']}")
-        summarize(candidate, result["max_episode_steps"])
-    if video is not None and video.exists():
-        candidate.video = str(video)
-
-
-def summarize(candidate, max_episode_steps):
-    """The candidate's summary metrics and score over its episodes (the score is explained at the top)."""
-    episodes = candidate.episodes
-    if not episodes or candidate.error:
-        return
-    returns = [e["return"] for e in episodes]
-    candidate.mean_return, candidate.std_return = float(np.mean(returns)), float(np.std(returns))
-    candidate.mean_length = float(np.mean([e["length"] for e in episodes]))
-    candidate.falls = sum(e["fell"] for e in episodes)
-    candidate.mean_abs_action = float(np.mean([e["mean_abs_action"] for e in episodes]))
-    if all(e["forward_distance"] is not None for e in episodes):
-        candidate.forward_distance = float(np.mean([e["forward_distance"] for e in episodes]))
-        survived = [e["length"] / max_episode_steps if max_episode_steps else 1.0 for e in episodes]
-        candidate.score = float(np.mean([e["forward_distance"] * s for e, s in zip(episodes, survived)]))
-    else:
-        candidate.score = candidate.mean_return
-
-
-def rank(candidates):
-    """Best first: by score (-0.1 to 0.1 counting as 0), then by return; failed candidates last, in their order."""
-
-    def key(c):
-        if c.error or c.score is None:
-            return (1, 0.0, 0.0)
-        return (0, 0.0 if abs(c.score) < 0.1 else -c.score, -c.mean_return)
-
-    return sorted(candidates, key=key)
-
-
-def best_of(ranked):
-    """The winner of a ranking, or None if no candidate was evaluated successfully."""
-    return ranked[0] if ranked and ranked[0].error is None and ranked[0].score is not None else None
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Report, refinement feedback
 # ---------------------------------------------------------------------------------------------------------
-def markdown_table(rows):
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = ["| " + " | ".join(str(cell).ljust(w) for cell, w in zip(row, widths)) + " |" for row in rows]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines)
-
-
-def results_table(ranked, out=None):
-    """The ranking as a Markdown table; with `out`, names and videos link to their files (relative to `out`)."""
-
-    def link(text, path):
-        return f"[{text}]({Path(os.path.relpath(path, out)).as_posix()})" if out and path else text
-
-    columns = ["rank", "candidate", "score", "return", "length", "forward (m)", "falls", "mean abs action"]
-    rows = [columns + (["video"] if out else []) + ["error"]]
-    for i, c in enumerate(ranked, 1):
-        ok = c.error is None and c.score is not None
-        n = len(c.episodes)
-        rows.append([
-            i if ok else "-", link(c.name, c.path),
-            f"{c.score:.2f}" if ok else "", f"{c.mean_return:.1f} ± {c.std_return:.1f}" if ok else "",
-            f"{c.mean_length:.0f}" if ok else "", f"{c.forward_distance:.2f}" if ok and c.forward_distance is not None else "",
-            f"{c.falls}/{n}" if ok else "", f"{c.mean_abs_action:.2f}" if ok else "",
-        ] + ([link("mp4", c.video) if c.video else ""] if out else []) + [(c.error or "").replace("|", "\\|")])  # fmt: skip
-    return markdown_table(rows)
-
-
 def write_report(out, candidates, info):
-    """Write report.md and report.json (after every evaluation, so an interrupted run keeps its report)."""
+    """Write report.md and report.json in evaluate_policy's format (after every evaluation, so an interrupted run
+    keeps its report). Returns the ranking."""
     ranked = rank(candidates)
-    best = best_of(ranked)
-    report = {**info, "score_rule": SCORE_RULE, "best": best and best.name, "candidates": [asdict(c) for c in ranked]}
-    write_json(out / "report.json", report)
-    lines = [f"# Guide policies for {info['env_id']}", ""]
-    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in info.items() if key != "env_id" and value is not None]
-    lines += [f"- ranked by: {SCORE_RULE}", ""]
-    if best:
-        train = f"python camel_td3.py --env-id {info['env_id']} --llm-policy {best.path}"
-        lines += [f"Best: **{best.name}**. Train with it: `{train}`", ""]
-    else:
-        lines += ["No candidate has passed evaluation (yet).", ""]
-    lines += [results_table(ranked, out), ""]
-    lines += ["Videos show each candidate's first episode; the return alone can mislead, so watch them before you choose.", ""]
-    notes = [f"- {c.name}: {w}" for c in ranked for w in c.warnings]
-    lines += ["Warnings:", *notes, ""] if notes else []
-    write_text(out / "report.md", "\n".join(lines))
+    markdown, data = evaluate_policy.report(ranked, info, out)
+    write_json(out / "report.json", data)
+    write_text(out / "report.md", markdown)
     return ranked
 
 
@@ -649,6 +376,8 @@ def flag_problems(args):
         problems.append("--num-candidates and --episodes must be at least 1, --iterations at least 0")
     if args.max_episode_steps is not None and args.max_episode_steps < 1:
         problems.append("--max-episode-steps must be at least 1")
+    if args.eval_timeout <= 0 or args.request_timeout <= 0 or args.request_attempts < 1:
+        problems.append("--eval-timeout and --request-timeout must be positive, --request-attempts at least 1")
     if args.evaluate:
         generation_flags = [("--iterations", args.iterations), ("--select", args.select), ("--policy-path", args.policy_path),
                             ("--base-url", args.base_url), ("--model", args.model), ("--print-prompt", args.print_prompt)]  # fmt: skip
@@ -662,31 +391,42 @@ def flag_problems(args):
     return problems
 
 
-def prepare_output_dir(path):
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as e:
-        raise SystemExit(f"error: cannot write to --output-dir {path}: {e.strerror or e}")
+def refuse_earlier_results(path):
     if (path / "report.json").exists() or any(path.glob("round*_candidate*")):
-        raise SystemExit(f"error: --output-dir {path} already holds the results of an earlier run; choose another folder")
+        raise UsageError(f"--output-dir {path} already holds the results of an earlier run; choose another folder")
+
+
+def evaluate_files(args):
+    """`--evaluate FILE...`, kept for older commands: the same as `python evaluate_policy.py FILE...`, with the
+    report (report.md, report.json) and the videos in --output-dir if one is given."""
+    out = Path(args.output_dir) if args.output_dir else None
+    if out is not None:
+        refuse_earlier_results(out)
+    status = evaluate_policy.main(evaluate_policy.Args(
+        policies=args.evaluate, env_id=args.env_id, episodes=args.episodes, seed=args.seed, max_episode_steps=args.max_episode_steps,
+        video=args.video, video_dir=out and str(out), eval_timeout=args.eval_timeout,
+        json=out and str(out / "report.json"), markdown=out and str(out / "report.md")))  # fmt: skip
+    print(f"note: --evaluate runs evaluate_policy.py; next time: python evaluate_policy.py --env-id {args.env_id} "
+          f"{' '.join(args.evaluate)}", file=sys.stderr)  # fmt: skip
+    return status
 
 
 def main(args, ask=None):
     """Returns the exit status. `ask` replaces the model backend (for tests)."""
     problems = flag_problems(args)
     if problems:
-        raise SystemExit(f"error: {problems[0]}")
+        raise UsageError(problems[0])
+    if args.evaluate:
+        return evaluate_files(args)
 
     # the environment, and the prompt built from its documentation and MuJoCo XML
     try:
         env = make_env(args.env_id)
     except gym.error.Error as e:
-        raise SystemExit(f"error: --env-id {args.env_id}: {one_line(e)}")
+        raise UsageError(f"--env-id {args.env_id}: {one_line(e)}")
     if not isinstance(env.action_space, gym.spaces.Box):
         space = type(env.action_space).__name__
-        raise SystemExit(f"error: {args.env_id} has a {space} action space; CAMEL guides need a continuous (Box) one")
+        raise UsageError(f"{args.env_id} has a {space} action space; CAMEL guides need a continuous (Box) one")
     task_prompt, template = build_prompt(env, args.prompt_template)
     max_steps = args.max_episode_steps or env.spec.max_episode_steps
     env.close()
@@ -694,13 +434,8 @@ def main(args, ask=None):
         print(task_prompt)
         return 0
 
-    # the model (or, with --evaluate, the files to score)
-    if args.evaluate:
-        model, backend = None, None
-        missing = [path for path in args.evaluate if not Path(path).is_file()]
-        if missing:
-            raise SystemExit(f"error: --evaluate {missing[0]}: no such policy file")
-    elif args.base_url:
+    # the model
+    if args.base_url:
         model, backend = args.model, f"OpenAI-compatible server at {args.base_url}"
         options = (args.temperature, args.max_output_tokens, args.request_timeout, args.request_attempts)
         ask = ask or openai_backend(args.base_url, model, *options)
@@ -709,71 +444,50 @@ def main(args, ask=None):
         ask = ask or gemini_backend(model, args.temperature, args.max_output_tokens, args.request_timeout, args.request_attempts)
 
     # the output folder, and where --select best will write
-    default_dir = "runs/evaluate__{}__{}" if args.evaluate else "policies/candidates/{}__{}"
-    out = Path(args.output_dir or default_dir.format(args.env_id, int(time.time())))
-    prepare_output_dir(out)
+    out = Path(args.output_dir or f"policies/candidates/{args.env_id}__{int(time.time())}")
+    refuse_earlier_results(out)
+    evaluate_policy.writable(out, "--output-dir", folder=True)
     policy_path = Path(args.policy_path or out / "selected.py")
     if args.select:
         with contextlib.suppress(OSError):
             policy_path.parent.mkdir(parents=True, exist_ok=True)
         if not os.access(policy_path.parent, os.W_OK) or policy_path.is_dir():
-            raise SystemExit(f"error: --policy-path {policy_path}: cannot write a file there")
-    info = {"env_id": args.env_id, "model": model, "backend": backend, "started": now(),
-            "prompt_template": None if args.evaluate else os.path.relpath(template), "episodes_per_candidate": args.episodes,
-            "seeds": f"{args.seed}..{args.seed + args.episodes - 1}", "max_episode_steps": max_steps}  # fmt: skip
+            raise UsageError(f"--policy-path {policy_path}: cannot write a file there")
+    seeds = [args.seed + k for k in range(args.episodes)]
+    info = {"env_id": args.env_id, "model": model, "backend": backend, "started": now(), "prompt_template": os.path.relpath(template),
+            "episodes_per_candidate": args.episodes, "seeds": f"{seeds[0]}..{seeds[-1]}", "max_episode_steps": max_steps}  # fmt: skip
     provenance = {"env_id": args.env_id, "model": model, "backend": backend, "base_url": args.base_url,
                   "temperature": args.temperature, "max_output_tokens": args.max_output_tokens}  # fmt: skip
     candidates = []
 
-    def evaluate(new):
-        """Evaluate the candidates that passed the static checks, one child process each, updating the report."""
-        runnable = [c for c in new if c.error is None]
-        with tqdm(total=len(runnable) * args.episodes, desc="evaluating", unit="episode") as progress:
-            for c in runnable:
-                progress.set_postfix_str(c.name)
-                done = progress.n
-                evaluate_candidate(c, args, out, progress)
-                progress.update(done + args.episodes - progress.n)  # a candidate that failed early skips its remaining episodes
-                if c.error:
-                    tqdm.write(f"{c.name}: failed: {c.error}")
-                else:
-                    tqdm.write(f"{c.name}: score {c.score:.2f}, return {c.mean_return:.1f}, fell in {c.falls} of {args.episodes}")
-                write_report(out, candidates, info)
-
     try:
-        if args.evaluate:  # score existing files: no model, no rounds
-            for i, path in enumerate(args.evaluate):
-                name = Path(path).stem
-                if name in {c.name for c in candidates}:  # e.g. policies/hopper.py and candidates/hopper.py
-                    name = f"{name}_{i + 1}"
-                candidate = Candidate(name=name, round=0, path=str(path))
-                try:
-                    read_and_check(path)
-                except GuideError as e:
-                    candidate.error = f"refused by the checks: {e}"
-                candidates.append(candidate)
-            evaluate(candidates)
-        else:
-            for round_no in range(1, args.iterations + 2):
-                # round 1 asks with the task prompt; later rounds send the best candidate so far back with its results
-                best = next((c for c in rank(candidates) if c.path), None)
-                prompt = task_prompt
-                if best is not None:
-                    code = Path(best.path).read_text(encoding="utf-8").split("\n\n", 1)[-1].strip()  # without our provenance header
-                    feedback = describe_results(best, max_steps)
-                    prompt = fill_template(PROMPTS / "refine.md", {"task_prompt": task_prompt, "candidate": best.name, "code": code,
-                                                                   "feedback": feedback, "score_rule": SCORE_RULE})  # fmt: skip
-                prompt_file = out / f"round{round_no}_prompt.md"
-                write_text(prompt_file, prompt)
-                new = []
-                for i in tqdm(range(1, args.num_candidates + 1), desc=f"round {round_no}: asking {model}", unit="candidate"):
+        for round_no in range(1, args.iterations + 2):
+            # round 1 asks with the task prompt; later rounds send the best candidate so far back with its results
+            best = next((c for c in rank(candidates) if c.path), None)
+            prompt = task_prompt
+            if best is not None:
+                code = Path(best.path).read_text(encoding="utf-8").split("\n\n", 1)[-1].strip()  # without our provenance header
+                feedback = describe_results(best, max_steps)
+                prompt = fill_template(PROMPTS / "refine.md", {"task_prompt": task_prompt, "candidate": best.name, "code": code,
+                                                               "feedback": feedback, "score_rule": SCORE_RULE})  # fmt: skip
+            prompt_file = out / f"round{round_no}_prompt.md"
+            write_text(prompt_file, prompt)
+
+            # ask: one request per candidate, each saved as it arrives
+            new = []
+            with Progress(args.num_candidates, f"round {round_no}: asking {model}", "candidate") as progress:
+                for i in range(1, args.num_candidates + 1):
                     candidate = ask_for_candidate(ask, prompt, prompt_file, f"round{round_no}_candidate{i}", round_no, out, provenance)
                     if candidate.error:
-                        tqdm.write(f"{candidate.name}: failed: {candidate.error}")
+                        progress.write(f"{candidate.name}: failed: {candidate.error}")
                     new.append(candidate)
                     candidates.append(candidate)
-                write_report(out, candidates, info)
-                evaluate(new)
+                    progress.update()
+            write_report(out, candidates, info)
+
+            # evaluate: evaluate_policy.py runs each candidate that passed the checks, the report is rewritten after each
+            evaluate_policy.evaluate_all(new, args.env_id, seeds, args.max_episode_steps, out if args.video else None, args.eval_timeout,
+                                         after_each=lambda _: write_report(out, candidates, info))  # fmt: skip
     except KeyboardInterrupt:
         for c in candidates:
             if c.error is None and c.score is None:
@@ -800,7 +514,9 @@ def main(args, ask=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == [WORKER_FLAG]:
-        evaluation_worker(sys.argv[2])
-    else:
-        sys.exit(main(tyro.cli(Args)))
+    try:
+        status = main(tyro.cli(Args))
+    except UsageError as e:  # ours and evaluate_policy.py's (--evaluate)
+        print(f"error: {e}", file=sys.stderr)
+        status = 2
+    sys.exit(status)

@@ -1,12 +1,12 @@
-"""Specification of generate_policy.py: prompts, model backends, code checks, evaluation, ranking, reports,
-refinement and selection. No test reaches a real model: Gemini is faked with an httpx2 MockTransport under the
-real google-genai SDK, and the OpenAI-compatible backend talks to a small HTTP server started on 127.0.0.1."""
+"""Specification of generate_policy.py: prompts, model backends, code extraction and checks, the report, refinement,
+selection, and the --evaluate alias (evaluation itself is specified in test_evaluate_policy.py). No test reaches a
+real model: Gemini is faked with an httpx2 MockTransport under the real google-genai SDK, and the OpenAI-compatible
+backend talks to a small HTTP server started on 127.0.0.1."""
 
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -35,13 +35,6 @@ STILL = """import numpy as np
 def policy(obs):
     return np.clip(np.array([-2.0 * obs[1] - 0.2 * obs[7], 0.0, 0.0]), -1.0, 1.0)
 """
-CONSTANT = """import numpy as np
-
-def policy(obs):
-    return np.array([0.5, -0.5, 0.5])
-"""
-NAN = "import numpy as np\n\ndef policy(obs):\n    return np.full(3, np.nan)\n"
-RAISES = "import numpy as np\n\ndef policy(obs):\n    return np.zeros(3) / obs[100]\n"
 
 
 def reply(code, before="Let me think step by step about the joints.\n\n", after="\nThis keeps the torso upright."):
@@ -191,7 +184,7 @@ def test_gemini_backend_sends_the_prompt_and_retries_a_429(gemini_key):
     assert "candidateCount" not in body["generationConfig"]  # one request per candidate
 
 
-def test_gemini_connection_errors_are_retried_then_reported_in_one_line(gemini_key):
+def test_gemini_connection_errors_are_retried_then_reported_in_one_line_with_one_prefix(gemini_key, tmp_path):
     attempts = []
 
     def refuse(request):
@@ -199,8 +192,8 @@ def test_gemini_connection_errors_are_retried_then_reported_in_one_line(gemini_k
         raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
 
     ask = gp.gemini_backend("gemini-pro-latest", attempts=2, http_client=httpx2.Client(transport=httpx2.MockTransport(refuse)))
-    with pytest.raises(gp.ModelError, match=r"^request failed: ConnectError: \[Errno 111\] Connection refused$"):
-        ask("prompt")
+    candidate = gp.ask_for_candidate(ask, "prompt", tmp_path / "p.md", "round1_candidate1", 1, tmp_path, {"env_id": "Hopper-v4", "model": "m", "backend": "b"})
+    assert candidate.error == "request failed: no answer from Gemini: ConnectError: [Errno 111] Connection refused"
     assert len(attempts) == 2
 
 
@@ -217,143 +210,50 @@ def test_missing_api_key_is_one_line_without_traceback(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     child = subprocess.run([sys.executable, str(ROOT / "generate_policy.py"), "--output-dir", str(tmp_path / "out")],
                            capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
-    assert child.returncode != 0 and "Traceback" not in child.stderr
-    assert child.stderr.strip().startswith("error:") and "GEMINI_API_KEY" in child.stderr and "GOOGLE_API_KEY" in child.stderr
+    assert child.returncode == 2 and "Traceback" not in child.stderr and len(child.stderr.splitlines()) == 1
+    assert child.stderr.startswith("error:") and "GEMINI_API_KEY" in child.stderr and "GOOGLE_API_KEY" in child.stderr
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("overrides, message", [
     ({"env_id": "NoSuchEnv-v0"}, "--env-id NoSuchEnv-v0"),
     ({"env_id": "CartPole-v1"}, "Discrete action space"),
-    ({"evaluate": ("missing.py",)}, "--evaluate missing.py: no such policy file"),
+    ({"evaluate": ("missing.py",)}, "missing.py: no such policy file"),
     ({"evaluate": ("x.py",), "select": "best"}, "cannot go with it"),
     ({"base_url": "http://127.0.0.1:1/v1"}, "--base-url needs --model"),
     ({"policy_path": "x.py"}, "add --select best"),
     ({"num_candidates": 0}, "at least 1"),
+    ({"eval_timeout": 0}, "--eval-timeout and --request-timeout must be positive"),
 ])  # fmt: skip
-def test_bad_input_stops_with_one_error_line(tmp_path, gemini_key, overrides, message):
-    with pytest.raises(SystemExit) as stop:
+def test_bad_input_stops_with_one_usage_error_before_anything_is_written(tmp_path, gemini_key, overrides, message):
+    with pytest.raises(gp.UsageError) as mistake:
         gp.main(make_args(tmp_path, **overrides))
-    assert str(stop.value.code).startswith("error:") and message in str(stop.value.code)
+    assert message in str(mistake.value) and "\n" not in str(mistake.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_output_dir_that_cannot_be_written_or_holds_a_run_is_refused(tmp_path, gemini_key):
     (tmp_path / "file").write_text("")
-    with pytest.raises(SystemExit, match="^error: cannot write to --output-dir"):
+    with pytest.raises(gp.UsageError, match="^--output-dir .*: cannot write there"):
         gp.main(make_args(tmp_path, output_dir=str(tmp_path / "file" / "out")))
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "report.json").write_text("{}")
-    with pytest.raises(SystemExit, match="already holds the results of an earlier run"):
+    with pytest.raises(gp.UsageError, match="already holds the results of an earlier run"):
         gp.main(make_args(tmp_path))
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Evaluation, ranking, report, video
+# --evaluate: an alias of evaluate_policy.py
 # ---------------------------------------------------------------------------------------------------------
-def test_episode_metrics_match_a_hand_rollout_of_a_known_policy(tmp_path):
-    (tmp_path / "constant.py").write_text(CONSTANT)
-    result = gp.run_episodes(str(tmp_path / "constant.py"), "Hopper-v4", seeds=[3, 4], max_episode_steps=40)
-    assert result["error"] is None and len(result["episodes"]) == 2
-    env = gym.make("Hopper-v4", max_episode_steps=40)
-    for episode, seed in zip(result["episodes"], [3, 4]):
-        env.reset(seed=seed)
-        x_start, total, steps = env.unwrapped.data.qpos[0], 0.0, 0
-        while True:
-            _, reward, terminated, truncated, _ = env.step(np.array([0.5, -0.5, 0.5], dtype=np.float32))
-            total, steps = total + reward, steps + 1
-            if terminated or truncated:
-                break
-        assert episode["return"] == pytest.approx(total) and episode["length"] == steps and episode["fell"] == terminated
-        assert episode["forward_distance"] == pytest.approx(env.unwrapped.data.qpos[0] - x_start)
-        assert episode["mean_abs_action"] == pytest.approx(0.5)
-
-
-def test_ranking_prefers_progress_over_standing_still_and_puts_failures_last():
-    def evaluated(name, distances, lengths, returns):
-        c = gp.Candidate(name=name, round=1, path=f"{name}.py")
-        c.episodes = [{"seed": i, "return": r, "length": n, "fell": n < 1000, "forward_distance": d, "mean_abs_action": 0.3}
-                      for i, (d, n, r) in enumerate(zip(distances, lengths, returns))]  # fmt: skip
-        gp.summarize(c, 1000)
-        return c
-
-    stands = evaluated("stands", [0.02, -0.01], [1000, 1000], [1000.0, 1000.0])  # high return, no progress
-    hops = evaluated("hops", [2.0, 1.6], [1000, 1000], [600.0, 550.0])
-    lunges = evaluated("lunges", [1.5, 1.5], [100, 100], [200.0, 210.0])  # far, then falls: 1.5 m x 10% survived
-    backwards = evaluated("backwards", [-1.0, -1.0], [1000, 1000], [900.0, 900.0])
-    still_but_shorter = evaluated("still_but_shorter", [0.0, 0.03], [500, 500], [500.0, 500.0])
-    drifts_back_a_little = evaluated("drifts_back_a_little", [-0.1, -0.1], [800, 800], [150.0, 150.0])  # -0.08: no real progress
-    falls_at_once = evaluated("falls_at_once", [-0.01, -0.01], [20, 20], [19.0, 19.0])
-    crashed = gp.Candidate(name="crashed", round=1, path="crashed.py", error="policy(obs) raised ZeroDivisionError")
-    no_code = gp.Candidate(name="no_code", round=1, error="the response has no complete ```python block")
-    ranked = gp.rank([crashed, falls_at_once, stands, lunges, backwards, no_code, hops, drifts_back_a_little, still_but_shorter])
-    assert [c.name for c in ranked] == ["hops", "lunges", "stands", "still_but_shorter", "drifts_back_a_little", "falls_at_once",
-                                        "backwards", "crashed", "no_code"]  # fmt: skip
-    assert hops.score == pytest.approx(1.8) and lunges.score == pytest.approx(0.15)
-
-
-@pytest.fixture(scope="module")
-def evaluated_files(tmp_path_factory):
-    """One --evaluate run over good and failing files, with videos; several tests read what it wrote."""
-    tmp = tmp_path_factory.mktemp("evaluate")
-    for name, code in [("forward", FORWARD), ("still", STILL), ("nan", NAN), ("raises", RAISES)]:
-        (tmp / f"{name}.py").write_text(code)
-    (tmp / "hostile.py").write_text("import subprocess\ndef policy(obs):\n    return subprocess.run('ls')\n")
-    files = tuple(str(tmp / f"{n}.py") for n in ["nan", "still", "hostile", "forward", "raises"])
-    args = make_args(tmp, evaluate=files, video=True, episodes=2, max_episode_steps=25)
-    status = gp.main(args)
-    return status, tmp / "out"
-
-
-def test_evaluate_mode_scores_files_and_marks_failures_with_their_reason(evaluated_files):
-    status, out = evaluated_files
-    report = json.loads((out / "report.json").read_text())
-    by_name = {c["name"]: c for c in report["candidates"]}
-    assert status == 0 and report["best"] in ("forward", "still")
-    assert "NaN" in by_name["nan"]["error"] and "IndexError" in by_name["raises"]["error"]
-    assert by_name["hostile"]["error"].startswith("refused by the checks") and "subprocess" in by_name["hostile"]["error"]
-    for name in ("forward", "still"):
-        c = by_name[name]
-        assert c["error"] is None and len(c["episodes"]) == 2 and c["falls"] is not None and c["forward_distance"] is not None
-    assert [c["name"] for c in report["candidates"]][-3:] == ["nan", "hostile", "raises"]  # failed last, in their order
-
-
-def test_report_links_each_candidate_and_its_video(evaluated_files):
-    _, out = evaluated_files
-    report = (out / "report.md").read_text()
-    header = next(line for line in report.splitlines() if line.startswith("| rank"))
-    assert [cell.strip() for cell in header.strip("|").split("|")] == [
-        "rank", "candidate", "score", "return", "length", "forward (m)", "falls", "mean abs action", "video", "error"]  # fmt: skip
-    for name in ("forward", "still"):
-        video = out / f"{name}.mp4"
-        assert video.stat().st_size > 1000 and f"[mp4]({name}.mp4)" in report and f"[{name}](../{name}.py)" in report
-    assert not (out / "nan.mp4").exists()
-
-
-def test_a_candidate_that_hangs_is_killed_with_everything_it_started(tmp_path):
-    script = ("import subprocess, sys, time\n"
-              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-              "print(child.pid, flush=True)\n"
-              "time.sleep(60)\n")  # fmt: skip
-    lines = []
-    code, timed_out, _ = gp.run_child([sys.executable, "-c", script], tmp_path, timeout=2.0, on_line=lines.append)
-    assert timed_out and code != 0
-    grandchild = Path(f"/proc/{int(lines[0])}/stat")
-    for _ in range(50):  # SIGKILL is delivered asynchronously
-        if not grandchild.exists() or grandchild.read_text().split()[2] == "Z":
-            break
-        time.sleep(0.1)
-    assert not grandchild.exists() or grandchild.read_text().split()[2] == "Z"
-
-
-def test_a_guide_that_hangs_on_a_call_is_reported_and_the_run_goes_on(tmp_path):
-    # it passes the static checks, then loops forever: the trial on sample observations times it out
-    (tmp_path / "hangs.py").write_text("import numpy as np\n\ndef policy(obs):\n    while True:\n        pass\n")
+def test_evaluate_alias_scores_files_with_evaluate_policy_and_writes_the_report_in_output_dir(tmp_path, capsys):
     (tmp_path / "still.py").write_text(STILL)
-    args = make_args(tmp_path, evaluate=(str(tmp_path / "hangs.py"), str(tmp_path / "still.py")), episodes=1, max_episode_steps=10, eval_timeout=6.0)
+    (tmp_path / "nan.py").write_text("import numpy as np\n\ndef policy(obs):\n    return np.full(3, np.nan)\n")
+    args = make_args(tmp_path, evaluate=(str(tmp_path / "nan.py"), str(tmp_path / "still.py")), episodes=1, max_episode_steps=10)
     assert gp.main(args) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    errors = {c["name"]: c["error"] for c in report["candidates"]}
-    assert "hang" in errors["hangs"] and errors["still"] is None
+    assert report["best"] == "still" and [c["name"] for c in report["candidates"]] == ["still", "nan"]
+    assert (tmp_path / "out" / "report.md").exists()
+    assert "python evaluate_policy.py --env-id Hopper-v4" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -450,6 +350,7 @@ def test_openai_compatible_backend_against_a_local_server_from_the_command_line(
     assert (out / "round1_candidate1.py").read_text().endswith(STILL) and (out / "round1_candidate1.response.md").exists()
     assert (out / "round1_candidate1.mp4").stat().st_size > 0 and "round1_candidate1.mp4" in (out / "report.md").read_text()
     assert (tmp_path / "hopper.py").read_text().endswith(STILL) and "round1_candidate1" in run.stdout
+    assert "\r" not in run.stderr and "it/s" not in run.stderr  # no progress bar drawn into a pipe or a log file
 
 
 def test_refinement_sends_the_best_code_and_its_measurements_back_and_keeps_every_round(tmp_path):
