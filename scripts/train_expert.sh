@@ -6,8 +6,10 @@
 #   scripts/hopper.sh                              # now also runs the expert conditions
 #   python camel_td3.py --expert-model experts/Hopper-v4.cleanrl_model
 # Settings (environment variables): SEED (default 1), EXPERTS_DIR (default <repo>/experts; keep it out of git),
-# EXTRA_ARGS (more camel_td3.py flags, split on spaces), PYTHON, TORCH_THREADS, FORCE=1 (train again even if the
-# model exists). Like the sweeps, re-running after an interruption resumes the run from its checkpoint.
+# EXTRA_ARGS (more camel_td3.py flags, split on spaces), PYTHON, TORCH_THREADS (default 1, as the sweeps; 0 is
+# torch's default), FORCE=1 (train again even if the model exists). Like the sweeps, re-running after an
+# interruption resumes the run from its checkpoint. (The sweeps also find an expert downloaded from the Hub with
+# `hf download cleanrl/Hopper-v4-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model --local-dir experts/Hopper-v4`.)
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +24,8 @@ SEED="${SEED:-1}"
 EXPERTS_DIR="${EXPERTS_DIR:-$REPO/experts}"
 EXTRA_ARGS="${EXTRA_ARGS:-}"
 FORCE="${FORCE:-0}"
-TORCH_THREADS="${TORCH_THREADS:-0}"
+TORCH_THREADS="${TORCH_THREADS:-1}"
+[[ "$TORCH_THREADS" =~ ^[0-9]+$ ]] || die "TORCH_THREADS must be a non-negative integer, got '$TORCH_THREADS'"
 if [[ -z "${PYTHON:-}" ]]; then
     if [[ -x "$REPO/.venv/bin/python" ]]; then PYTHON="$REPO/.venv/bin/python"; else PYTHON=python; fi
 fi
@@ -42,14 +45,12 @@ if [[ -f "$RUN_DIR/finished.json" && "$FORCE" != 1 ]]; then
     echo "$RUN_DIR already finished; copying its model"
 else
     if [[ -f "$RUN_DIR/checkpoint.pt" ]]; then
-        CMD=("$PYTHON" "$REPO/camel_td3.py" --resume "runs/$NAME")
+        CMD=("$PYTHON" "$REPO/camel_td3.py" --resume "runs/$NAME" --torch-threads "$TORCH_THREADS")
     else
         [[ -f "$RUN_DIR/finished.json" ]] && mv "$RUN_DIR" "$RUN_DIR.old.$(date +%s)"  # FORCE=1: keep the old run aside
         read -r -a extra <<<"$EXTRA_ARGS" || true
         CMD=("$PYTHON" "$REPO/camel_td3.py" --env-id "$ENV_ID" --seed "$SEED" --exp-name td3_expert --run-name "$NAME"
-             --total-timesteps "$STEPS" --save-model)
-        [[ "$TORCH_THREADS" != 0 ]] && CMD+=(--torch-threads "$TORCH_THREADS")
-        CMD+=(${extra[@]+"${extra[@]}"})
+             --total-timesteps "$STEPS" --save-model --torch-threads "$TORCH_THREADS" ${extra[@]+"${extra[@]}"})
     fi
     echo "training the $ENV_ID expert ($STEPS steps): ${CMD[*]}"
     (cd "$EXPERTS_DIR" && exec "${CMD[@]}")

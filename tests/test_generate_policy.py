@@ -13,7 +13,6 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import gymnasium as gym
 import httpx2
-import numpy as np
 import pytest
 
 import generate_policy as gp

@@ -1,273 +1,320 @@
-"""scripts/sweep.sh, the per-env wrappers and the Slurm array script: the run matrix, skip/resume/start, parallel
-workers, failure reports, and a tiny real sweep that plot.py then reads."""
+"""Specification of the sweep scheduler (scripts/sweep.py, behind scripts/sweep.sh, the per-env wrappers and the
+Slurm array script): the run matrix, skip/resume/start from the files on disk, the command of each condition, the
+expert lookup, the settings' checks, failure reports, and signals passed on to the runs. Runs are played by a
+fake trainer (PYTHON=fake_trainer), so no test trains for real except the last, which runs camel_td3.py briefly."""
 
+import importlib.util
+import json
 import os
 import signal
 import subprocess
-import textwrap
+import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-import plot
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / "scripts"
+spec = importlib.util.spec_from_file_location("sweep", SCRIPTS / "sweep.py")
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP, HOPPER = os.path.join(REPO, "scripts", "sweep.sh"), os.path.join(REPO, "scripts", "hopper.sh")
-SLURM = os.path.join(REPO, "scripts", "slurm_sweep.sbatch")
-TINY = "--learning-starts 100 --batch-size 32 --eval-episodes 1 --eval-frequency 100"
+SETTING_NAMES = ["ENV_ID", "SEEDS", "CONDITIONS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "TRAINER", "LLM_POLICY",
+                 "EXPERT_MODEL", "EXTRA_ARGS", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
+GUIDE = "import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A checkout with camel_td3.py only (no camel_sac.py, no experts), for the settings that look into the repo."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "camel_td3.py").write_text("")
+    return root
 
 
 @pytest.fixture
 def guide(tmp_path):
     path = tmp_path / "guide.py"
-    path.write_text("import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n")
+    path.write_text(GUIDE)
     return path
 
 
-def sweep(script, *args, cwd=REPO, **settings):
-    """Run a sweep script with the settings as environment variables; no inherited sweep settings leak in."""
-    names = ["ENV_ID", "SEEDS", "CONDITIONS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "LLM_POLICY",
-             "EXPERT_MODEL", "EXTRA_ARGS", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in names}
-    env.update({k: str(v) for k, v in settings.items()})
-    return subprocess.run(["bash", script, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+def settings(repo, tmp_path, **environ):
+    return sweep.read_settings({"RUNS_DIR": str(tmp_path / "runs"), **{k: str(v) for k, v in environ.items()}}, repo=repo)
 
 
-def plan_lines(result):
-    """The dry run's per-run lines: (action, condition, seed, command)."""
-    lines = []
-    for line in result.stdout.splitlines():
-        if line.split()[0] in ("start", "resume", "skip"):
-            action, condition, _, seed, command = line.split(None, 4)
-            lines.append((action, condition, int(seed), command))
-    return lines
+def run_script(script, *args, **environ):
+    """Run a sweep entry point with the settings as environment variables; no inherited sweep setting leaks in."""
+    env = {k: v for k, v in os.environ.items() if k not in SETTING_NAMES}
+    env.update({k: str(v) for k, v in environ.items()})
+    return subprocess.run(["bash", str(script), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The run matrix and each run's command
+# ---------------------------------------------------------------------------------------------------------
+def test_matrix_has_every_condition_for_each_seed_seeds_outermost(repo, tmp_path):
+    s = settings(repo, tmp_path, SEEDS="3 1", CONDITIONS="random baseline")
+    assert [(run.condition.name, run.seed, run.name) for run in sweep.matrix(s)] == [
+        ("random", 3, "Hopper-v4__random__3"), ("baseline", 3, "Hopper-v4__baseline__3"),
+        ("random", 1, "Hopper-v4__random__1"), ("baseline", 1, "Hopper-v4__baseline__1")]  # fmt: skip
+
+
+def test_default_conditions_are_the_papers_with_camel_and_expert_ones_when_their_guides_exist(repo, tmp_path, guide):
+    names = lambda s: [c.name for c in s.conditions]  # noqa: E731
+    assert names(settings(repo, tmp_path)) == ["baseline", "random", "random_no_ma_em"]
+    assert names(settings(repo, tmp_path, LLM_POLICY=guide)) == ["baseline", "random", "random_no_ma_em", "camel", "camel_no_ma_em"]
+    hub = settings(repo, tmp_path, EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1")
+    assert names(hub)[-2:] == ["expert", "expert_no_ma_em"]
+
+
+def test_each_condition_builds_its_trainer_command(repo, tmp_path, guide):
+    own = tmp_path / "lean.py"
+    own.write_text(GUIDE)
+    s = settings(repo, tmp_path, SEEDS="7", TOTAL_TIMESTEPS=5000, LLM_POLICY=guide, EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1",
+                 CONDITIONS=f"baseline camel camel_no_ma_em random random_no_ma_em expert lean={own}", EXTRA_ARGS="--eval-frequency 1000",
+                 PYTHON="/usr/bin/python3")  # fmt: skip
+    commands = {run.condition.name: sweep.plan(run, s) for run in sweep.matrix(s)}
+    assert {action for action, _ in commands.values()} == {"start"}
+    start = ["/usr/bin/python3", str(repo / "camel_td3.py"), "--env-id", "Hopper-v4", "--seed", "7"]
+    tail = ["--torch-threads", "1", "--eval-frequency", "1000"]
+    guides = {
+        "baseline": [], "camel": ["--llm-policy", str(guide)], "random": ["--random-guide"],
+        "camel_no_ma_em": ["--llm-policy", str(guide), "--no-masking-aware", "--no-epsilon-masking"],
+        "random_no_ma_em": ["--random-guide", "--no-masking-aware", "--no-epsilon-masking"],
+        "expert": ["--expert-model", "cleanrl/Hopper-v4-td3_continuous_action-seed1"], "lean": ["--llm-policy", str(own)],
+    }  # fmt: skip
+    for name, flags in guides.items():
+        assert commands[name][1] == start + ["--exp-name", name, "--run-name", f"Hopper-v4__{name}__7", "--total-timesteps", "5000", *flags, *tail]
+
+
+def test_torch_threads_default_to_one_per_run_and_pass_through_when_set(repo, tmp_path):
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline"))
+    assert sweep.plan(run, s)[1][-2:] == ["--torch-threads", "1"]
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline", TORCH_THREADS=4))
+    assert sweep.plan(run, s)[1][-2:] == ["--torch-threads", "4"]
+
+
+def test_finished_runs_are_skipped_checkpointed_runs_resumed_and_others_started(repo, tmp_path):
+    runs = tmp_path / "runs"
+    for name, file in [("Hopper-v4__baseline__1", "finished.json"), ("Hopper-v4__random__1", "checkpoint.pt"), ("Hopper-v4__random__2", "log.txt")]:
+        (runs / name).mkdir(parents=True)
+        (runs / name / file).write_text("")  # a log alone is no run
+    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline random", PYTHON="python3")
+    plans = [(run.name, *sweep.plan(run, s)) for run in sweep.matrix(s)]
+    assert [(name, action) for name, action, _ in plans] == [
+        ("Hopper-v4__baseline__1", "skip"), ("Hopper-v4__random__1", "resume"),
+        ("Hopper-v4__baseline__2", "start"), ("Hopper-v4__random__2", "start")]  # fmt: skip
+    assert plans[1][2] == ["python3", str(repo / "camel_td3.py"), "--resume", "runs/Hopper-v4__random__1", "--torch-threads", "1"]
+
+
+def test_dry_run_prints_each_runs_plan_and_runs_nothing(tmp_path, guide):
+    result = run_script(SCRIPTS / "hopper.sh", "--dry-run", SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("== sweep Hopper-v4: 2 conditions x 2 seeds, 1000000 steps each, trainer camel_td3.py")
+    assert [line.split()[:4] for line in lines[1:]] == [["start", c, "seed", s] for s in "12" for c in ("baseline", "camel")]
+    assert f"--llm-policy {guide}" in lines[2] and not (tmp_path / "runs").exists()
+
+
+def test_print_matrix_and_count_agree(tmp_path, guide):
+    environ = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
+    matrix = run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines()
+    assert matrix == ["baseline 1", "random 1", "camel 1", "baseline 2", "random 2", "camel 2"]
+    assert run_script(SCRIPTS / "hopper.sh", "--count", **environ).stdout == "6\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Expert lookup, trainer choice, settings' checks
+# ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("place", ["experts/Hopper-v4.cleanrl_model", "experts/Hopper-v4/td3_continuous_action.cleanrl_model"])
+def test_expert_is_found_where_train_expert_or_the_documented_hf_download_puts_it(repo, tmp_path, place):
+    assert sweep.find_expert(repo, "Hopper-v4") is None
+    (repo / place).parent.mkdir(parents=True, exist_ok=True)
+    (repo / place).write_bytes(b"model")
+    s = settings(repo, tmp_path)
+    assert s.expert_model == str(repo / place) and [c.name for c in s.conditions][-2:] == ["expert", "expert_no_ma_em"]
+
+
+def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(repo, tmp_path):
+    with pytest.raises(sweep.UsageError, match=r"^TRAINER=sac needs camel_sac.py, which this checkout does not have"):
+        settings(repo, tmp_path, TRAINER="sac")
+    (repo / "camel_sac.py").write_text("")
+    s = settings(repo, tmp_path, TRAINER="sac", SEEDS="1", CONDITIONS="baseline")
+    (run,) = sweep.matrix(s)
+    command = sweep.plan(run, s)[1]
+    assert command[1] == str(repo / "camel_sac.py") and run.name == "Hopper-v4__sac_baseline__1" and "sac_baseline" in command
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"CONDITIONS": "baseline camle"}, "unknown condition 'camle'"),
+    ({"CONDITIONS": "camel"}, "condition camel needs LLM_POLICY"),
+    ({"CONDITIONS": "camel", "LLM_POLICY": "/nonexistent/guide.py"}, "LLM_POLICY /nonexistent/guide.py: no such guide file"),
+    ({"CONDITIONS": "expert"}, "condition expert needs an expert: none at experts/Hopper-v4.cleanrl_model"),
+    ({"EXPERT_MODEL": "missing/Hopper-v4.cleanrl_model"}, "EXPERT_MODEL missing/Hopper-v4.cleanrl_model: no such file"),
+    ({"CONDITIONS": "mine=/nonexistent/guide.py"}, "/nonexistent/guide.py: no such guide file"),
+    ({"CONDITIONS": "baseline baseline"}, "names a condition twice"),
+    ({"WORKERS": "0"}, "WORKERS must be an integer of at least 1"),
+    ({"SEEDS": "1 two"}, "SEEDS must be an integer"),
+    ({"TRAINER": "ppo"}, "TRAINER must be one of td3, sac"),
+    ({"RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
+])  # fmt: skip
+def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
+    with pytest.raises(sweep.UsageError, match=message):
+        settings(repo, tmp_path, **environ)
+
+
+def test_bad_setting_on_the_command_line_exits_2_with_one_line_and_creates_nothing(tmp_path):
+    result = run_script(SCRIPTS / "sweep.sh", CONDITIONS="baseline camle", RUNS_DIR=tmp_path / "runs", PYTHON="false")
+    assert result.returncode == 2 and result.stderr.startswith("error: unknown condition 'camle'") and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_failure_reason_is_the_last_error_line_of_the_latest_attempt():
+    log = "=== 2025-01-01 start: ...\nerror: old attempt\n=== 2025-01-02 resume: ...\nstep 100\nerror: first\nwarning: x\nerror: the guide fell over\nbye\n"
+    assert sweep.failure_reason(log) == "error: the guide fell over"
+    traceback = "=== header\nTraceback (most recent call last):\n  File \"x\", line 1\nZeroDivisionError: division by zero\n\n"
+    assert sweep.failure_reason(traceback) == "ZeroDivisionError: division by zero"
+    assert sweep.failure_reason("=== header\n") == "no output"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Running, with a fake trainer that does to a run folder what camel_td3.py does, instantly
+# ---------------------------------------------------------------------------------------------------------
+FAKE_TRAINER = """\
+#!{python}
+import os, signal, sys, time
+from pathlib import Path
+from types import SimpleNamespace
+
+trainer, argv = sys.argv[1], sys.argv[2:]
+with open(os.environ["CALLS"], "a") as calls:
+    calls.write(" ".join([Path(trainer).name, *argv]) + "\\n")
+flags = dict(zip(argv, argv[1:]))
+name = flags.get("--run-name") or flags["--resume"].removeprefix("runs/")
+run = Path("runs") / name
+run.mkdir(parents=True, exist_ok=True)
+print("step 100/200 threads", os.environ.get("OMP_NUM_THREADS"), flush=True)
+if os.environ.get("TRAIN_UNTIL_STOPPED"):  # train until a signal, then save a checkpoint, as camel_td3.py does
+    received = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    print("training", flush=True)
+    while not received:
+        time.sleep(0.05)
+    time.sleep(1.0)  # time for a second signal to arrive, were one sent
+    (run / "checkpoint.pt").write_bytes(b"")
+    (run / "signals.txt").write_text(" ".join(signal.Signals(s).name for s in received))
+    sys.exit(130)
+if (flags.get("--exp-name"), flags.get("--seed")) == ("random", "2"):
+    print("error: the random guide fell over", file=sys.stderr)
+    sys.exit(1)
+(run / "checkpoint.pt").unlink(missing_ok=True)
+(run / "finished.json").write_text("{{}}")
+"""
 
 
 @pytest.fixture
-def fake_python(tmp_path):
-    """A stand-in for the interpreter that does what camel_td3.py does to a run folder, instantly: it records its
-    arguments, finishes runs (finished.json), and fails 'random' seed 2 with an error line."""
-    path = tmp_path / "fake_python"
-    path.write_text(textwrap.dedent("""\
-        #!/usr/bin/env bash
-        shift  # camel_td3.py's path
-        echo "$*" >> "$CALLS"
-        name="" cond="" seed=""
-        while [[ $# -gt 0 ]]; do
-            case "$1" in
-                --run-name) name="$2"; shift ;;
-                --resume) name="${2#runs/}"; shift ;;
-                --exp-name) cond="$2"; shift ;;
-                --seed) seed="$2"; shift ;;
-            esac
-            shift
-        done
-        echo "step 100/200"
-        if [[ "$cond $seed" == "random 2" ]]; then echo "error: the random guide fell over" >&2; exit 1; fi
-        mkdir -p "runs/$name" && rm -f "runs/$name/checkpoint.pt" && echo '{}' > "runs/$name/finished.json"
-        """))  # fmt: skip
+def fake(tmp_path):
+    """Settings that run the fake trainer in tmp_path/runs; `calls` lists the commands it got."""
+    path = tmp_path / "fake_trainer"
+    path.write_text(FAKE_TRAINER.format(python=sys.executable))
     path.chmod(0o755)
-    return path
+    calls = tmp_path / "calls.txt"
+    return SimpleNamespace(environ={"PYTHON": str(path), "RUNS_DIR": str(tmp_path / "runs"), "CALLS": str(calls)}, runs=tmp_path / "runs",
+                           calls=lambda: calls.read_text().splitlines() if calls.exists() else [])  # fmt: skip
 
 
-def calls(tmp_path):
-    path = tmp_path / "calls.txt"
-    return path.read_text().splitlines() if path.exists() else []
-
-
-# ---- The run matrix
-def test_dry_run_prints_the_run_matrix_and_runs_nothing(tmp_path, guide):
-    result = sweep(HOPPER, "--dry-run", SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide,
-                   RUNS_DIR=tmp_path / "runs", TOTAL_TIMESTEPS=5000)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    plan = plan_lines(result)
-    assert [(a, c, s) for a, c, s, _ in plan] == [("start", c, s) for s in (1, 2) for c in ("baseline", "random", "camel")]
-    for action, condition, seed, command in plan:
-        assert f"--env-id Hopper-v4 --seed {seed} --exp-name {condition} --run-name Hopper-v4__{condition}__{seed}" in command
-        assert "--total-timesteps 5000" in command
-    assert "--random-guide" in plan[1][3] and f"--llm-policy {guide}" in plan[2][3]
-    assert "--random-guide" not in plan[0][3] and "--llm-policy" not in plan[0][3]
-    assert not (tmp_path / "runs").exists()
-
-
-def test_default_conditions_are_the_papers_with_expert_ones_when_an_expert_is_given(tmp_path, guide):
-    without = sweep(HOPPER, "--print-matrix", SEEDS="1", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
-    assert without.stdout.split() == "baseline 1 random 1 random_no_ma_em 1 camel 1 camel_no_ma_em 1".split()
-    hub = sweep(HOPPER, "--print-matrix", SEEDS="1", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs",
-                EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1")  # fmt: skip
-    assert hub.stdout.split()[-4:] == ["expert", "1", "expert_no_ma_em", "1"]
-
-
-def test_no_ma_em_conditions_turn_off_masking_aware_and_epsilon_masking(tmp_path, guide):
-    result = sweep(HOPPER, "--dry-run", SEEDS="1", CONDITIONS="camel camel_no_ma_em random_no_ma_em", LLM_POLICY=guide,
-                   RUNS_DIR=tmp_path / "runs")  # fmt: skip
-    commands = {condition: command for _, condition, _, command in plan_lines(result)}
-    assert "--no-masking-aware" not in commands["camel"]
-    assert f"--llm-policy {guide} --no-masking-aware --no-epsilon-masking" in commands["camel_no_ma_em"]
-    assert "--random-guide --no-masking-aware --no-epsilon-masking" in commands["random_no_ma_em"]
-
-
-def test_parallel_workers_give_each_run_one_torch_thread(tmp_path):
-    one = sweep(SWEEP, "--dry-run", CONDITIONS="baseline", SEEDS="1", RUNS_DIR=tmp_path / "runs")
-    four = sweep(SWEEP, "--dry-run", CONDITIONS="baseline", SEEDS="1", RUNS_DIR=tmp_path / "runs", WORKERS=4)
-    assert "--torch-threads" not in plan_lines(one)[0][3]
-    assert plan_lines(four)[0][3].endswith("--torch-threads 1")
-
-
-def test_dry_run_shows_finished_runs_skipped_and_checkpointed_runs_resumed(tmp_path):
-    runs = tmp_path / "runs"
-    (runs / "Hopper-v4__baseline__1").mkdir(parents=True)
-    (runs / "Hopper-v4__baseline__1" / "finished.json").write_text("{}")
-    (runs / "Hopper-v4__random__1").mkdir()
-    (runs / "Hopper-v4__random__1" / "checkpoint.pt").write_bytes(b"")
-    (runs / "Hopper-v4__random__2").mkdir()
-    (runs / "Hopper-v4__random__2" / "log.txt").write_text("error: failed before\n")  # a log alone is no run
-    result = sweep(SWEEP, "--dry-run", SEEDS="1 2", CONDITIONS="baseline random", RUNS_DIR=runs)
-    assert [(a, c, s) for a, c, s, _ in plan_lines(result)] == [
-        ("skip", "baseline", 1), ("resume", "random", 1), ("start", "baseline", 2), ("start", "random", 2)]  # fmt: skip
-    assert plan_lines(result)[1][3].endswith("camel_td3.py --resume runs/Hopper-v4__random__1")
-
-
-@pytest.mark.parametrize(
-    "settings, message",
-    [
-        ({"CONDITIONS": "baseline camle"}, "error: unknown condition 'camle'"),
-        ({"CONDITIONS": "camel", "LLM_POLICY": "/nonexistent/guide.py"}, "LLM_POLICY /nonexistent/guide.py does not exist"),
-        ({"CONDITIONS": "camel"}, "condition camel needs LLM_POLICY"),
-        ({"CONDITIONS": "expert"}, "condition expert needs EXPERT_MODEL"),
-        ({"CONDITIONS": "baseline", "WORKERS": "0"}, "WORKERS must be a positive integer"),
-        ({"CONDITIONS": "baseline", "SEEDS": "1 two"}, "SEEDS must be integers"),
-        ({"CONDITIONS": "baseline", "RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
-    ],
-)
-def test_bad_settings_are_refused_before_anything_runs(tmp_path, settings, message):
-    settings = {"RUNS_DIR": tmp_path / "runs", "PYTHON": "false", **settings}
-    result = sweep(SWEEP, **settings)
-    assert result.returncode == 2
-    assert message in result.stderr and result.stderr.startswith("error: ")
-    assert not (tmp_path / "runs").exists()
-
-
-# ---- Running: skip, resume, failures (with a stand-in interpreter, so only the sweep's own logic is timed)
-def test_failed_run_is_reported_with_condition_seed_and_reason_and_others_go_on(tmp_path, fake_python):
-    runs = tmp_path / "runs"
-    result = sweep(SWEEP, SEEDS="1 2 3", CONDITIONS="baseline random", WORKERS=2, RUNS_DIR=runs, PYTHON=fake_python,
-                   CALLS=tmp_path / "calls.txt")  # fmt: skip
+def test_a_failed_run_is_reported_with_its_reason_and_the_others_go_on(fake):
+    result = run_script(SCRIPTS / "sweep.sh", SEEDS="1 2 3", CONDITIONS="baseline random", WORKERS=2, **fake.environ)
     assert result.returncode == 1
-    assert "6 runs: 5 finished, 0 skipped (already finished), 1 failed" in result.stdout
+    assert "6 runs: 5 finished, 0 skipped (already finished), 1 failed, 0 interrupted, 0 not run" in result.stdout
     failed = [line for line in result.stdout.splitlines() if line.startswith("failed:")]
-    assert failed == [f"failed: random seed 2 ({runs}/Hopper-v4__random__2/log.txt): exit 1: error: the random guide fell over"]
-    assert len(list(runs.glob("*/finished.json"))) == 5
-    assert "error: the random guide fell over" in (runs / "Hopper-v4__random__2" / "log.txt").read_text()
+    assert failed == [f"failed: random seed 2 ({fake.runs}/Hopper-v4__random__2/log.txt): exit 1: error: the random guide fell over"]
+    assert len(list(fake.runs.glob("*/finished.json"))) == 5
+    log = (fake.runs / "Hopper-v4__random__2" / "log.txt").read_text().splitlines()
+    assert log[0].startswith("=== ") and " start on " in log[0] and "--exp-name random" in log[0]
+    assert log[1:] == ["step 100/200 threads 1", "error: the random guide fell over"]
 
 
-def test_rerun_retries_only_the_failed_run(tmp_path, fake_python):
-    settings = dict(SEEDS="1 2", CONDITIONS="baseline random", RUNS_DIR=tmp_path / "runs", PYTHON=fake_python,
-                    CALLS=tmp_path / "calls.txt")  # fmt: skip
-    sweep(SWEEP, **settings)
-    first = len(calls(tmp_path))
-    again = sweep(SWEEP, **settings)
-    assert "4 runs: 0 finished, 3 skipped (already finished), 1 failed" in again.stdout
-    assert len(calls(tmp_path)) == first + 1 and "--exp-name random" in calls(tmp_path)[-1]
-    assert (tmp_path / "runs" / "Hopper-v4__random__2" / "log.txt").read_text().count("=== ") == 2  # both attempts
+def test_rerun_skips_finished_runs_retries_the_failed_one_and_resumes_a_checkpointed_one(fake):
+    environ = dict(SEEDS="1 2", CONDITIONS="baseline random", **fake.environ)
+    run_script(SCRIPTS / "sweep.sh", **environ)
+    first = len(fake.calls())
+    (fake.runs / "Hopper-v4__baseline__2" / "finished.json").unlink()
+    (fake.runs / "Hopper-v4__baseline__2" / "checkpoint.pt").write_bytes(b"")
+    again = run_script(SCRIPTS / "sweep.sh", **environ)
+    assert "4 runs: 1 finished, 2 skipped (already finished), 1 failed" in again.stdout
+    assert fake.calls()[first:] == ["camel_td3.py --resume runs/Hopper-v4__baseline__2 --torch-threads 1",
+                                    "camel_td3.py --env-id Hopper-v4 --seed 2 --exp-name random --run-name Hopper-v4__random__2 "
+                                    "--total-timesteps 1000000 --random-guide --torch-threads 1"]  # fmt: skip
+    assert (fake.runs / "Hopper-v4__random__2" / "log.txt").read_text().count("=== ") == 2  # both attempts
 
 
-def test_run_with_a_checkpoint_is_resumed_not_restarted(tmp_path, fake_python):
-    run = tmp_path / "runs" / "Hopper-v4__baseline__1"
-    run.mkdir(parents=True)
-    (run / "checkpoint.pt").write_bytes(b"")
-    result = sweep(SWEEP, SEEDS="1", CONDITIONS="baseline", RUNS_DIR=tmp_path / "runs", PYTHON=fake_python,
-                   CALLS=tmp_path / "calls.txt")  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert calls(tmp_path) == ["--resume runs/Hopper-v4__baseline__1"]
-    assert (run / "finished.json").exists()
+def start_sweep(fake, **environ):
+    """The sweep as a terminal's foreground job: its own process group, Ctrl-C not ignored; returns it once two
+    runs are training."""
+    env = {k: v for k, v in os.environ.items() if k not in SETTING_NAMES}
+    env.update(fake.environ, TRAIN_UNTIL_STOPPED="1", **environ)
+    process = subprocess.Popen(["bash", str(SCRIPTS / "sweep.sh")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    deadline = time.time() + 120
+    while len([p for p in fake.runs.glob("*/log.txt") if "training" in p.read_text()]) < 2:
+        assert time.time() < deadline and process.poll() is None
+        time.sleep(0.1)
+    return process
 
 
-def test_slurm_array_task_runs_its_entry_of_the_same_matrix(tmp_path, guide, fake_python):
-    settings = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
-    matrix = sweep(HOPPER, "--print-matrix", **settings).stdout.splitlines()
-    assert sweep(HOPPER, "--count", **settings).stdout.strip() == str(len(matrix)) == "6"
-    for task, entry in enumerate(matrix):
-        result = sweep(SLURM, HOPPER, SLURM_ARRAY_TASK_ID=task, DRY_RUN=1, **settings)
-        assert result.returncode == 0, result.stderr
-        condition, seed = entry.split()
-        assert plan_lines(result) == [("start", condition, int(seed), plan_lines(result)[0][3])]
-    outside = sweep(SLURM, HOPPER, SLURM_ARRAY_TASK_ID=6, DRY_RUN=1, **settings)
-    assert outside.returncode == 2 and "task 6 is outside the run matrix (0..5: 6 runs)" in outside.stderr
-    # a real task (with the stand-in interpreter) runs exactly its own run, and its exit status is the run's
-    result = sweep(SLURM, HOPPER, SLURM_ARRAY_TASK_ID=5, PYTHON=fake_python, CALLS=tmp_path / "calls.txt", **settings)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert [p.parent.name for p in (tmp_path / "runs").glob("*/finished.json")] == ["Hopper-v4__camel__2"]
-    failing = sweep(SLURM, HOPPER, SLURM_ARRAY_TASK_ID=4, PYTHON=fake_python, CALLS=tmp_path / "calls.txt", **settings)
-    assert failing.returncode == 1 and "failed random seed 2" in failing.stdout
-
-
-def test_ctrl_c_stops_the_sweep_and_reports_runs_interrupted_with_a_checkpoint(tmp_path, guide):
-    slow_python = tmp_path / "slow_python"  # trains until a Ctrl-C or SIGTERM, then saves a checkpoint, as camel_td3.py
-    slow_python.write_text(textwrap.dedent("""\
-        #!/usr/bin/env bash
-        while [[ $# -gt 0 && "$1" != --run-name ]]; do shift; done
-        mkdir -p "runs/$2"
-        trap 'touch "runs/$2/checkpoint.pt"; exit 130' INT TERM
-        echo training
-        while true; do sleep 0.1; done
-        """))  # fmt: skip
-    slow_python.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("SEEDS", "CONDITIONS", "WORKERS")}
-    env.update(SEEDS="1", CONDITIONS="baseline random camel", LLM_POLICY=str(guide), WORKERS="2",
-               RUNS_DIR=str(tmp_path / "runs"), PYTHON=str(slow_python))  # fmt: skip
-    sweep_process = subprocess.Popen(  # a terminal's foreground job: its own process group, Ctrl-C not ignored
-        ["bash", SWEEP], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+@pytest.mark.parametrize("how", ["SIGTERM to the sweep", "Ctrl-C to its process group"])
+def test_a_stop_reaches_each_running_run_once_and_the_sweep_exits_130(fake, guide, how):
+    process = start_sweep(fake, SEEDS="1", CONDITIONS="baseline random camel", LLM_POLICY=str(guide), WORKERS="2")
     try:
-        deadline = time.time() + 60
-        while len([p for p in (tmp_path / "runs").glob("*/log.txt") if "training" in p.read_text()]) < 2:
-            assert time.time() < deadline and sweep_process.poll() is None
-            time.sleep(0.1)
-        os.killpg(sweep_process.pid, signal.SIGINT)  # Ctrl-C
-        out, _ = sweep_process.communicate(timeout=60)
+        if how == "SIGTERM to the sweep":
+            process.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(process.pid, signal.SIGINT)
+        out, _ = process.communicate(timeout=60)
     finally:
-        if sweep_process.poll() is None:
-            os.killpg(sweep_process.pid, signal.SIGKILL)
-    assert sweep_process.returncode == 130
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, out
     assert "3 runs: 0 finished, 0 skipped (already finished), 0 failed, 2 interrupted, 1 not run" in out
     assert "interrupted: baseline seed 1" in out and "checkpoint saved" in out and "not run: camel seed 1" in out
-    assert len(list((tmp_path / "runs").glob("*/checkpoint.pt"))) == 2
+    expected = "SIGTERM" if how == "SIGTERM to the sweep" else "SIGINT"
+    assert sorted(p.read_text() for p in fake.runs.glob("*/signals.txt")) == [expected, expected]  # once each, saved
 
 
-# ---- A tiny real sweep: 2 conditions x 2 seeds x 150 steps of camel_td3.py, 2 at a time
-@pytest.fixture(scope="module")
-def tiny_sweep(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sweep")
-    (root / "guide.py").write_text("import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n")
-    settings = dict(SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=root / "guide.py", RUNS_DIR=root / "runs",
-                    TOTAL_TIMESTEPS=150, WORKERS=2, EXTRA_ARGS=TINY)  # fmt: skip
-    first = sweep(HOPPER, **settings)
-    snapshot = sorted((p.name, p.stat().st_mtime_ns) for p in (root / "runs").rglob("*") if p.is_file())
-    again = sweep(HOPPER, **settings)
-    return root / "runs", first, again, snapshot
+def test_slurm_array_task_runs_its_entry_of_the_same_matrix(fake, guide):
+    environ = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, **fake.environ)
+    matrix = run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines()
+    for task, entry in enumerate(matrix):
+        result = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=task, DRY_RUN=1, **environ)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[-1].split()[:4] == ["start", entry.split()[0], "seed", entry.split()[1]]
+    outside = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=6, DRY_RUN=1, **environ)
+    assert outside.returncode == 2 and "task 6 is outside the run matrix (0..5: 6 runs)" in outside.stderr
+    # a real task runs exactly its own run, and its exit status is the run's
+    assert run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=5, **environ).returncode == 0
+    assert [p.parent.name for p in fake.runs.glob("*/finished.json")] == ["Hopper-v4__camel__2"]
+    failing = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=4, **environ)
+    assert failing.returncode == 1 and "failed random seed 2" in failing.stdout
+    assert "--torch-threads 1" in fake.calls()[-1]  # SLURM_CPUS_PER_TASK unset: one thread
 
 
-def test_tiny_real_sweep_writes_a_finished_run_per_condition_and_seed(tiny_sweep):
-    runs, first, _, _ = tiny_sweep
+# ---------------------------------------------------------------------------------------------------------
+# A tiny real sweep: 2 conditions x 1 seed x 150 steps of camel_td3.py, 2 at a time
+# ---------------------------------------------------------------------------------------------------------
+def test_tiny_real_sweep_finishes_each_run_and_skips_them_on_rerun(tmp_path, guide):
+    environ = dict(SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", TOTAL_TIMESTEPS=150, WORKERS=2,
+                   EXTRA_ARGS="--learning-starts 100 --batch-size 32 --eval-episodes 1 --eval-frequency 100")  # fmt: skip
+    first = run_script(SCRIPTS / "hopper.sh", **environ)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "4 runs: 4 finished, 0 skipped (already finished), 0 failed" in first.stdout
-    names = sorted(p.parent.name for p in runs.glob("*/finished.json"))
-    assert names == ["Hopper-v4__baseline__1", "Hopper-v4__baseline__2", "Hopper-v4__camel__1", "Hopper-v4__camel__2"]
-    for name in names:
-        assert "finished " + name in (runs / name / "log.txt").read_text()
-        assert not (runs / name / "checkpoint.pt").exists()
-
-
-def test_sweep_skips_finished_runs_on_rerun(tiny_sweep):
-    runs, _, again, snapshot = tiny_sweep
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "4 runs: 0 finished, 4 skipped (already finished), 0 failed" in again.stdout
-    assert sorted((p.name, p.stat().st_mtime_ns) for p in runs.rglob("*") if p.is_file()) == snapshot
-
-
-def test_plot_reads_the_sweeps_runs(tiny_sweep, tmp_path):
-    runs = tiny_sweep[0]
-    assert plot.main(plot.Args(runs_dir=str(runs), output_dir=str(tmp_path), steps=[100, 150], bootstrap_samples=200)) == 0
-    table = (tmp_path / "results.md").read_text()
-    assert "| baseline | 1 2 |" in table and "| camel | 1 2 |" in table and "(n=2)" in table
+    assert "2 runs: 2 finished, 0 skipped (already finished), 0 failed" in first.stdout
+    for name in ("Hopper-v4__baseline__1", "Hopper-v4__camel__1"):
+        run = tmp_path / "runs" / name
+        assert json.loads((run / "finished.json").read_text())["total_timesteps"] == 150 and not (run / "checkpoint.pt").exists()
+    again = run_script(SCRIPTS / "hopper.sh", **environ)
+    assert again.returncode == 0 and "2 runs: 0 finished, 2 skipped (already finished), 0 failed" in again.stdout
