@@ -1,15 +1,22 @@
-"""Load and check guide policies: the `policy(obs) -> action` files that CAMEL learns from.
+"""Guides: the policies g(s) that CAMEL learns from, checked, loaded and wrapped as one type.
 
-Shared by `camel_td3.py` (which trains with a guide) and `generate_policy.py` (which asks a language
-model to write guides). A guide file is usually written by a language model, so it is untrusted input:
+Shared by the trainers (`camel_td3.py`), which train with a guide, and by `generate_policy.py` and
+`evaluate_policy.py`, which ask a language model to write guides and judge them. Every guide source comes
+through `make_guide` as a `Guide`, with the same counters and the same failure behaviour:
 
-1. `check_source` reads its syntax tree before anything runs and refuses imports other than NumPy and
-   `math`, dunder access, `open`/`exec`/`eval`/`compile`/`__import__`/`getattr`..., and NumPy file I/O.
-2. `trial_run` imports it in a child process with a wall-clock timeout and calls it on sample
-   observations, so a guide that hangs, crashes or returns garbage is refused before training starts.
-3. `SafePolicy` wraps the in-process function for training: a call that raises, hangs past its
-   timeout, or returns the wrong shape or NaN/inf returns None (the caller then leaves that step
-   unmasked) and is counted; out-of-range actions are clipped to [-1, 1] with a warning.
+- an LLM-written file defining `policy(obs) -> action in [-1, 1]` (`load_guide`), untrusted input:
+  1. `check_source` reads its syntax tree before anything runs and refuses imports other than NumPy and
+     `math`, dunder access, `open`/`exec`/`eval`/`compile`/`__import__`/`getattr`..., and NumPy file I/O.
+  2. `trial_run` imports it in a child process with a wall-clock timeout and calls it on sample
+     observations, so a guide that hangs, crashes, returns garbage or was written for another env is
+     refused before training starts;
+- an expert: a trained actor in CleanRL's `.cleanrl_model` format, local or from the Hugging Face Hub
+  (`expert_policy`), the paper's expert-masking control;
+- random actions (`random_policy`), the paper's random-masking control.
+
+`Guide` wraps any of them for training: a call that raises, hangs past its timeout, or returns the wrong
+shape or NaN/inf returns None (the caller then leaves that step unmasked) and is counted; out-of-range
+actions are clipped to [-1, 1]. Each kind of trouble is warned about once.
 
 This is a guard against accidents, not a security sandbox: Python code that wants to escape such checks
 can. Only run guides you would be willing to run yourself.
@@ -139,6 +146,10 @@ def read_and_check(path: str | os.PathLike) -> str:
     return source
 
 
+class WrongShape(ValueError):
+    """`policy(obs)` returned an action of the wrong size (often: a guide written for another env)."""
+
+
 def as_action(output, action_dim: int) -> np.ndarray:
     """Turn what `policy(obs)` returned into a float64 vector of length action_dim, or raise ValueError."""
     if output is None:
@@ -148,7 +159,7 @@ def as_action(output, action_dim: int) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError(f"returned {type(output).__name__}, not an array of numbers") from None
     if action.size != action_dim or action.squeeze().ndim > 1:
-        raise ValueError(f"returned shape {action.shape}, expected ({action_dim},)")
+        raise WrongShape(f"returned shape {action.shape}, expected ({action_dim},)")
     action = action.reshape(action_dim)
     if not np.all(np.isfinite(action)):
         raise ValueError("returned NaN or inf")
@@ -174,18 +185,25 @@ def one_thread_env() -> dict:
 
 
 def trial_run(
-    path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0, call_timeout: float = 1.0
+    path: str | os.PathLike,
+    observations: np.ndarray,
+    action_dim: int,
+    timeout: float = 20.0,
+    call_timeout: float = 1.0,
+    env_id: str | None = None,
 ) -> TrialReport:
     """Import the guide in a child process and call it on each observation, with a wall-clock timeout.
 
     Raises GuideError if the import or any call fails, a call takes over `call_timeout` seconds, the
     whole trial takes over `timeout` seconds, or a call returns anything but a finite vector of length
-    action_dim.
+    action_dim. When a call raises or returns the wrong shape, the message also says what the env (named
+    `env_id`) gives and wants, since a guide written for another env fails this way.
     """
     path = Path(path)
+    observations = np.asarray(observations, dtype=np.float64)
     with tempfile.TemporaryDirectory(prefix="camel_guide_") as tmp:
         obs_file, result_file = os.path.join(tmp, "obs.npy"), os.path.join(tmp, "result.npz")
-        np.save(obs_file, np.asarray(observations, dtype=np.float64))
+        np.save(obs_file, observations)
         command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim), str(call_timeout)]
         env = one_thread_env()
         try:
@@ -196,14 +214,23 @@ def trial_run(
             last_line = (child.stderr.strip().splitlines() or ["no output"])[-1]
             raise GuideError(f"{path}: the trial process died (exit code {child.returncode}): {last_line}")
         with np.load(result_file) as result:
-            error = str(result["error"])
+            error, env_related = str(result["error"]), bool(result["env_related"])
             if error:
+                if env_related:
+                    obs_size = observations[0].size if len(observations) else "?"
+                    error += (f"; {env_id or 'the env'} gives observations of size {obs_size} and wants {action_dim} actions "
+                              "(was the guide written for another env?)")  # fmt: skip
                 raise GuideError(f"{path}: {error}")
             return TrialReport(actions=result["actions"], seconds_per_call=float(result["seconds_per_call"]))
 
 
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [""])[0]
+
+
 def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: int, call_timeout: float) -> None:
-    """Runs in the child process started by `trial_run`; writes actions or an error message."""
+    """Runs in the child process started by `trial_run`; writes actions or an error message, and whether the
+    error is one a guide written for another env makes (it raised, or returned the wrong shape)."""
     try:  # a guide that allocates wildly should fail here, not take the machine down
         import resource
 
@@ -211,27 +238,32 @@ def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: i
     except (ImportError, ValueError, OSError):
         pass
     observations = np.load(obs_file)
-    actions, error, seconds = np.zeros((0, action_dim)), "", 0.0
+    actions, error, env_related, seconds = np.zeros((0, action_dim)), "", False, 0.0
     try:
         policy = _import_policy(guide_path)
         rows, start = [], time.perf_counter()
         for i, obs in enumerate(observations):
             try:
                 with _time_limit(call_timeout):
-                    rows.append(as_action(policy(obs.copy()), action_dim))
+                    output = policy(obs.copy())
             except GuideTimeout:
                 raise GuideError(f"policy(obs) took over {call_timeout:g} s on sample observation {i} (does it hang?)") from None
-            except ValueError as e:
-                raise GuideError(f"policy(obs) {e} on sample observation {i}") from None
             except Exception as e:
-                raise GuideError(f"policy(obs) raised {type(e).__name__}: {e} on sample observation {i}") from None
+                env_related = True
+                raise GuideError(f"policy(obs) raised {type(e).__name__}: {_first_line(e)} on sample observation {i}") from None
+            try:
+                rows.append(as_action(output, action_dim))
+            except ValueError as e:
+                env_related = isinstance(e, WrongShape)
+                raise GuideError(f"policy(obs) {e} on sample observation {i}") from None
         seconds = (time.perf_counter() - start) / max(len(observations), 1)
         actions = np.stack(rows) if rows else actions
     except GuideError as e:
         error = str(e)
     except BaseException as e:  # the guide's own import-time code failed
-        error = f"importing it raised {type(e).__name__}: {e}"
-    np.savez(result_file, actions=actions, error=np.array(error), seconds_per_call=np.array(seconds))
+        error = f"importing it raised {type(e).__name__}: {_first_line(e)}"
+    np.savez(result_file, actions=actions, error=np.array(error), env_related=np.array(env_related),
+             seconds_per_call=np.array(seconds))  # fmt: skip
 
 
 def _import_policy(path: str | os.PathLike):
@@ -243,7 +275,7 @@ def _import_policy(path: str | os.PathLike):
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        raise GuideError(f"{path}: importing it raised {type(e).__name__}: {e}") from None
+        raise GuideError(f"{path}: importing it raised {type(e).__name__}: {_first_line(e)}") from None
     policy = getattr(module, "policy", None)
     if not callable(policy):
         raise GuideError(f"{path}: 'policy' is not a function")
@@ -254,11 +286,13 @@ class GuideTimeout(Exception):
     pass
 
 
-class SafePolicy:
-    """A checked guide, called once per environment step. Never raises: a bad call returns None.
+class Guide:
+    """A guide g(s) as training calls it, once per masked step, whatever its source (an LLM-written file, an
+    expert actor, random actions). Never raises: a bad call returns None, and the caller leaves that step unmasked.
 
-    Counts failures (`failures`, with the latest reason in `last_error`) and calls whose action had to
-    be clipped into [-1, 1] (`clipped`); prints a warning the first time each happens.
+    `policy` is the raw function obs -> normalised action. Counts every call (`calls`), failed calls (`failures`,
+    the latest reason in `last_error`) and calls whose action had to be clipped into [-1, 1] (`clipped`); warns
+    the first time each kind of trouble happens. `state_dict()` holds the counts, so a resumed run keeps them.
     """
 
     def __init__(self, policy, action_dim: int, name: str, call_timeout: float = 1.0):
@@ -285,6 +319,12 @@ class SafePolicy:
             action = np.clip(action, -1.0, 1.0)
         return action
 
+    def state_dict(self) -> dict:
+        return {"calls": self.calls, "failures": self.failures, "clipped": self.clipped}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.calls, self.failures, self.clipped = state["calls"], state["failures"], state["clipped"]
+
 
 class _time_limit:
     """Raise GuideTimeout in the main thread if the block runs longer than `seconds` (SIGALRM timer)."""
@@ -310,15 +350,20 @@ def _raise_timeout(signum, frame):
 
 
 def load_guide(
-    path: str | os.PathLike, observations: np.ndarray, action_dim: int, timeout: float = 20.0, call_timeout: float = 1.0
-) -> SafePolicy:
+    path: str | os.PathLike,
+    observations: np.ndarray,
+    action_dim: int,
+    timeout: float = 20.0,
+    call_timeout: float = 1.0,
+    env_id: str | None = None,
+) -> Guide:
     """Check a guide file, try it in a child process on `observations`, then load it for training.
 
     Raises GuideError (one line) for a missing file, a syntax error, forbidden code, no `policy`, an
     exception, a hang, or a wrong or non-finite output. Warns if its actions leave [-1, 1] or it is slow.
     """
     read_and_check(path)
-    report = trial_run(path, observations, action_dim, timeout=timeout, call_timeout=call_timeout)
+    report = trial_run(path, observations, action_dim, timeout=timeout, call_timeout=call_timeout, env_id=env_id)
     if report.out_of_range_fraction > 0:
         print(
             f"warning: guide {path} returned actions outside [-1, 1] on {report.out_of_range_fraction:.0%} "
@@ -327,7 +372,89 @@ def load_guide(
         )
     if report.seconds_per_call > 1e-3:
         print(f"warning: guide {path} takes {report.seconds_per_call * 1e3:.1f} ms per call; training will be slower", file=sys.stderr)
-    return SafePolicy(_import_policy(path), action_dim, name=str(path), call_timeout=call_timeout)
+    return Guide(_import_policy(path), action_dim, name=str(path), call_timeout=call_timeout)
+
+
+def expert_policy(model: str, env):
+    """Expert masking's g(s): a trained actor saved in CleanRL's format (`torch.save` of the actor's, qf1's and
+    qf2's state dicts), from a local file or a Hugging Face repo id, as a function obs -> normalised action.
+
+    Runs the actor's weights with a small NumPy forward pass (fc1, fc2: relu; fc_mu: tanh), so that loading
+    an expert needs no trainer code. Accepts CleanRL's TD3 actor and the trainers' masking-aware one, which
+    is given the full bounds (low = -1, high = 1) as its extra inputs. Raises GuideError (one line).
+    """
+    import torch  # only experts need it: the LLM guides' checks stay light for generate_policy.py
+
+    from camel_run import expert_model_file  # the Hub download is run bookkeeping, shared with the trainers
+
+    try:
+        path = expert_model_file(model, _env_id(env))
+    except OSError as e:
+        raise GuideError(f"--expert-model {model}: {e}") from None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)[0]
+        weights = {name: state[name].double().numpy() for name in
+                   ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc_mu.weight", "fc_mu.bias", "action_scale", "action_bias"]}  # fmt: skip
+    except Exception as e:
+        raise GuideError(f"--expert-model {model}: not a CleanRL-format model ({type(e).__name__}: {_first_line(e)})") from None
+    in_features, action_dim = weights["fc1.weight"].shape[1], weights["fc_mu.weight"].shape[0]
+    obs_dim, env_action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
+    if action_dim != env_action_dim or in_features not in (obs_dim, obs_dim + 2 * action_dim):
+        raise GuideError(
+            f"--expert-model {model}: its actor takes {in_features} inputs and gives {action_dim} actions, but "
+            f"{_env_id(env)} has {obs_dim} observations and {env_action_dim} actions; was it trained on another env?"
+        )
+    # a masking-aware actor also reads the bounds (low, high): the whole action space, as in unmasked evaluation
+    bounds_input = np.concatenate(full_bounds(action_dim)) if in_features > obs_dim else np.zeros(0)
+
+    def expert(obs):
+        x = np.concatenate([np.ravel(obs), bounds_input])
+        x = np.maximum(weights["fc1.weight"] @ x + weights["fc1.bias"], 0.0)
+        x = np.maximum(weights["fc2.weight"] @ x + weights["fc2.bias"], 0.0)
+        u = np.tanh(weights["fc_mu.weight"] @ x + weights["fc_mu.bias"])
+        env_action = u * weights["action_scale"] + weights["action_bias"]  # in the units of the env it was trained on
+        return np.clip(to_normalized(env_action, env.action_space), -1.0, 1.0)
+
+    return expert
+
+
+def random_policy(action_dim: int, rng: np.random.Generator):
+    """Random masking's g(s), the paper's control: a uniformly random normalised action at every call, drawn
+    from `rng` (the trainer's generator, so a resumed run draws what the uninterrupted one would have)."""
+    return lambda obs: rng.uniform(-1.0, 1.0, action_dim)
+
+
+def make_guide(
+    env,
+    *,
+    llm_policy: str | None = None,
+    expert_model: str | None = None,
+    random_guide: bool = False,
+    rng: np.random.Generator | None = None,
+    seed: int = 0,
+    call_timeout: float = 1.0,
+) -> Guide | None:
+    """The guide the trainer's flags ask for (--llm-policy, --expert-model, --random-guide), checked and wrapped
+    as a Guide; None when there is none (the plain baseline). Raises GuideError with one line for the user.
+
+    An LLM file is tried on observations sampled from `env` (with `seed`) before it is accepted."""
+    action_dim = int(np.prod(env.action_space.shape))
+    if llm_policy:
+        observations = sample_observations(env, seed=seed)
+        try:
+            return load_guide(llm_policy, observations, action_dim, call_timeout=call_timeout, env_id=_env_id(env))
+        except GuideError as e:
+            raise GuideError(f"guide {e}") from None
+    if expert_model:
+        return Guide(expert_policy(expert_model, env), action_dim, name=f"expert {expert_model}", call_timeout=call_timeout)
+    if random_guide:
+        rng = rng if rng is not None else np.random.default_rng(seed)
+        return Guide(random_policy(action_dim, rng), action_dim, name="random", call_timeout=call_timeout)
+    return None
+
+
+def _env_id(env) -> str:
+    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
 
 
 def sample_observations(env, n: int = 64, seed: int = 0) -> np.ndarray:

@@ -1,0 +1,290 @@
+"""Run bookkeeping shared by the trainers (camel_td3.py, and the SAC trainer to come), kept out of their way
+as CleanRL keeps its helpers in cleanrl_utils/. None of this is the algorithm:
+
+- checking the command line and the env before anything is written (a failed start leaves no run folder);
+- stopping on Ctrl-C or SIGTERM at a consistent point;
+- checkpoints that continue a run exactly (every module's state and every random generator), and resuming;
+- torch.compile with an eager fallback, and the progress display;
+- finding an expert model: a local file, or a Hugging Face repo id fetched once from the Hub.
+"""
+
+import json
+import os
+import random
+import re
+import signal
+import sys
+import time
+from dataclasses import asdict, fields
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+# ---- Before the run: the command line and the env ----------------------------------------------------------
+
+
+def check_common_args(args, positive=()):
+    """Refuse contradictory or impossible settings of the flags every trainer has (the guide, masking,
+    evaluation, checkpoints) with one line; `positive` names trainer-specific fields that must be > 0.
+    Warns when the run is too short to reach its first update."""
+    guides = [flag for flag, on in [("--llm-policy", args.llm_policy), ("--expert-model", args.expert_model),
+                                    ("--random-guide", args.random_guide)] if on]  # fmt: skip
+    problems = []
+    if len(guides) > 1:
+        problems.append(f"choose one guide, not {' and '.join(guides)}")
+    if not guides and (not args.masking_aware or not args.epsilon_masking):
+        problems.append("--no-masking-aware and --no-epsilon-masking are CAMEL ablations and need a guide")
+    if not 0 < args.mask_width <= 2:
+        problems.append(f"--mask-width must be in (0, 2], got {args.mask_width}")
+    if not 0 < args.epsilon_fraction <= 1:
+        problems.append(f"--epsilon-fraction must be in (0, 1], got {args.epsilon_fraction}")
+    for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
+        if getattr(args, name) <= 0:
+            problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
+        problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
+    if problems:
+        raise SystemExit(f"error: {problems[0]}")
+    if not updates_happen(args):
+        print(f"warning: no update will happen: the first is at step {args.learning_starts + 1} (after --learning-starts "
+              f"{args.learning_starts}), but --total-timesteps {args.total_timesteps} ends the run before it; "
+              "the actor stays as initialised", file=sys.stderr)  # fmt: skip
+
+
+def updates_happen(args):
+    """Whether the loop reaches a gradient update: as in CleanRL, updates run at the steps after learning_starts,
+    and the steps are 0 .. total_timesteps - 1."""
+    return args.total_timesteps > args.learning_starts + 1
+
+
+def check_new_run_dir(run_dir):
+    """A new run never overwrites another: refuse a folder that holds an unfinished or a finished run."""
+    if os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
+        raise SystemExit(f"error: {run_dir} holds an unfinished run; continue it with --resume {run_dir} or pick another --run-name")
+    if os.path.exists(os.path.join(run_dir, "finished.json")):
+        raise SystemExit(f"error: {run_dir} holds a finished run; pick another --run-name")
+
+
+def checked_env(make_env_thunk, env_id):
+    """The env the thunk makes, or one line saying why there is none (an unknown id, not a continuous action space)."""
+    try:
+        env = make_env_thunk()
+    except gym.error.Error as e:
+        raise SystemExit(f"error: --env-id {env_id}: {e}")
+    if not isinstance(env.action_space, gym.spaces.Box):
+        raise SystemExit(f"error: {env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
+    return env
+
+
+# ---- Stopping ------------------------------------------------------------------------------------------------
+
+
+class StopRequest:
+    """Ctrl-C or SIGTERM (a cluster's preemption, `kill`) asks the loop to stop at the end of the current step,
+    where the state is consistent, and save a checkpoint there. A second signal stops at once, unsaved."""
+
+    def __init__(self):
+        self.signal = None
+        signal.signal(signal.SIGINT, self.handle)
+        signal.signal(signal.SIGTERM, self.handle)
+
+    def handle(self, signum, frame):
+        if self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = signum
+
+
+# ---- Checkpoints: everything needed to continue a run as if it had never stopped -------------------------------
+
+
+def rng_state(rng, env):
+    """Every random generator a run draws from: Python's, NumPy's global and `rng` (a numpy Generator), torch's
+    (and CUDA's, once used), and the env's."""
+    return {"python": random.getstate(), "numpy_global": np.random.get_state(), "numpy": rng.bit_generator.state,
+            "torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None,
+            "env": env.unwrapped.np_random.bit_generator.state}  # fmt: skip
+
+
+def restore_rng_state(state, rng, env):
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy_global"])
+    rng.bit_generator.state = state["numpy"]
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] is not None and torch.cuda.is_initialized():
+        torch.cuda.set_rng_state(state["cuda"])
+    env.unwrapped.np_random.bit_generator.state = state["env"]
+
+
+class Checkpoints:
+    """A run's checkpoint file: everything needed to continue the run as if it had never stopped.
+
+    `modules` is a dict of anything with state_dict() / load_state_dict(): networks, optimisers, the replay
+    buffer, the guide's call counts. `counters` is a dict of plain numbers, restored in place. Each checkpoint
+    also holds the run's args, the next step to take and every random generator (see rng_state)."""
+
+    def __init__(self, path, args, modules, counters, rng, env):
+        self.path, self.args, self.modules, self.counters, self.rng, self.env = path, args, modules, counters, rng, env
+
+    def save(self, global_step):
+        """Save the state before `global_step`, atomically: a kill during the save leaves the previous checkpoint intact."""
+        state = {"args": asdict(self.args), "global_step": global_step, "counters": dict(self.counters),
+                 **{name: module.state_dict() for name, module in self.modules.items()}, "rng": rng_state(self.rng, self.env)}  # fmt: skip
+        torch.save(state, self.path + ".tmp")
+        os.replace(self.path + ".tmp", self.path)
+
+    def restore(self, checkpoint):
+        """Load a checkpoint (from load_checkpoint) into the modules, counters and random generators; returns the
+        step to continue from."""
+        for name, module in self.modules.items():
+            module.load_state_dict(checkpoint[name])
+        self.counters.update(checkpoint["counters"])
+        restore_rng_state(checkpoint["rng"], self.rng, self.env)
+        return checkpoint["global_step"]
+
+
+def load_checkpoint(path):
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    # checkpoints written before the guide's counts were saved whole kept only its failures, among the counters
+    failures = checkpoint["counters"].pop("guide_failures", 0)
+    checkpoint.setdefault("guide", {"calls": 0, "failures": failures, "clipped": 0})
+    return checkpoint
+
+
+MACHINE_SETTINGS = ("cuda", "torch_threads")  # describe the machine, not the experiment
+
+
+def resume_args(resume, cli_args, args_class):
+    """The args of the run being resumed (an instance of args_class) and its checkpoint, loaded. Flags given on
+    the command line that differ from the run's own are reported and ignored, except the machine settings."""
+    if not os.path.exists(resume):
+        raise SystemExit(f"error: --resume {resume}: no such run folder")
+    path = os.path.join(resume, "checkpoint.pt") if os.path.isdir(resume) else resume
+    if not os.path.isfile(path):
+        if os.path.isfile(os.path.join(resume, "finished.json")):
+            raise SystemExit(f"error: the run in {resume} already finished; there is nothing to resume")
+        raise SystemExit(f"error: --resume {resume}: no checkpoint.pt there (runs save one every --checkpoint-frequency "
+                         "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
+    checkpoint = load_checkpoint(path)
+    saved = checkpoint["args"]
+    args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
+    for name in MACHINE_SETTINGS:
+        setattr(args, name, getattr(cli_args, name))
+    defaults = args_class()
+    ignored = [f.name for f in fields(args_class) if f.name not in ("resume", *MACHINE_SETTINGS)
+               and getattr(cli_args, f.name) != getattr(defaults, f.name) and getattr(cli_args, f.name) != getattr(args, f.name)]  # fmt: skip
+    if ignored:
+        print(f"warning: resuming uses the run's own settings; ignoring --{', --'.join(n.replace('_', '-') for n in ignored)}", file=sys.stderr)
+    args.resume = resume
+    return args, checkpoint
+
+
+def finish_run(run_dir, summary):
+    """Mark a run complete: write finished.json and delete its checkpoint (the replay buffer in it is no longer needed)."""
+    with open(os.path.join(run_dir, "finished.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if os.path.exists(checkpoint_path):
+        os.remove(checkpoint_path)
+
+
+# ---- Speed and display ----------------------------------------------------------------------------------------
+
+
+class CompiledOrEager:
+    """torch.compile(fn), or fn itself (with a message) if compiling fails on this machine (no C++ compiler,
+    an unsupported op): compilation happens at the first call, before anything runs, so falling back is safe."""
+
+    def __init__(self, fn, mode=None):
+        self.fn, self.compiled = fn, torch.compile(fn, mode=mode)
+
+    def __call__(self, *args):
+        if self.compiled is not None:
+            try:
+                return self.compiled(*args)
+            except Exception as e:
+                print(f"warning: torch.compile failed for {self.fn.__name__} ({type(e).__name__}); running it uncompiled", file=sys.stderr)
+                self.compiled = None
+        return self.fn(*args)
+
+
+class Progress:
+    """A progress bar with steps/s and the latest returns in a terminal; plain periodic lines otherwise."""
+
+    def __init__(self, total, initial):
+        self.total, self.last_print, self.stats = total, time.time(), {}
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, smoothing=0.05)
+
+    def update(self, step, **stats):
+        self.stats.update({k: v for k, v in stats.items() if v is not None})
+        text = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.stats.items())
+        if self.bar is not None:
+            self.bar.n = step
+            self.bar.set_postfix_str(text, refresh=True)
+        elif time.time() - self.last_print >= 30 or step >= self.total:
+            self.last_print = time.time()
+            print(f"step {step}/{self.total} ({step / self.total:.0%}) | {text}", flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---- Expert models: a local file, or a Hugging Face repo id ---------------------------------------------------
+
+CLEANRL_REPO_NAME = re.compile(r"(?P<env_id>.+?-v\d+)-(?P<exp_name>.+)-seed\d+")  # CleanRL's {env_id}-{exp_name}-seed{seed}
+
+
+def looks_like_a_path(value):
+    """A value the user meant as a file: it starts like a path, ends like a model file, or has more folders than
+    a Hub repo id's owner/name."""
+    return (value.startswith((".", "/", "~")) or value.endswith((".cleanrl_model", ".pt", ".pth"))
+            or value.count("/") > 1 or "\\" in value)  # fmt: skip
+
+
+def expert_model_file(model, env_id):
+    """The local path of an expert model given as a file or a Hugging Face repo id (downloaded once into
+    huggingface_hub's cache). Raises OSError with one line that says what to do."""
+    if os.path.isfile(model):
+        return model
+    if os.path.isdir(model):
+        raise IsADirectoryError("is a folder; pass the .cleanrl_model file in it")
+    if looks_like_a_path(model) or not re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+        raise FileNotFoundError(
+            f"no such file. Fetch CleanRL's TD3 expert with `hf download cleanrl/{env_id}-td3_continuous_action-seed1 "
+            f"td3_continuous_action.cleanrl_model --local-dir experts/{env_id}` and pass "
+            f"experts/{env_id}/td3_continuous_action.cleanrl_model, or train one with scripts/train_expert.sh {env_id}"
+        )
+    return download_expert(model, env_id)
+
+
+def download_expert(repo_id, env_id):
+    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache).
+    Raises OSError (one line, with the command that fetches it elsewhere) when it cannot."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants, hf_hub_download
+
+    match = CLEANRL_REPO_NAME.fullmatch(repo_id.split("/")[1])
+    filename = f"{match['exp_name'] if match else 'td3_continuous_action'}.cleanrl_model"
+    folder = f"experts/{match['env_id'] if match else env_id}"
+    try:
+        return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
+    except Exception:
+        pass  # not cached yet
+    offline_help = (f"Download it on a connected machine (`hf download {repo_id} {filename} --local-dir {folder}`) "
+                    f"and pass {folder}/{filename}, or train one with scripts/train_expert.sh.")  # fmt: skip
+    endpoint = urlparse(constants.ENDPOINT)
+    try:  # fail in seconds, not after the Hub client's retries, when there is no network
+        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=5).close()
+    except OSError:
+        raise ConnectionError(f"the Hugging Face Hub ({constants.ENDPOINT}) is unreachable. {offline_help}") from None
+    try:
+        return hf_hub_download(repo_id=repo_id, filename=filename)
+    except Exception as e:
+        raise ConnectionError(f"could not download {filename} ({type(e).__name__}). {offline_help}") from None

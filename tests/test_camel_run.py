@@ -1,0 +1,120 @@
+"""camel_run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
+generator; resuming names what is missing; the common argument checks refuse bad flags and warn about a run
+too short to learn; a missing expert file is never looked up on the Hub."""
+
+import random
+from dataclasses import dataclass
+from typing import Optional
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from camel_guide import Guide
+from camel_run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
+
+
+@dataclass
+class TinyArgs:
+    """The flags every trainer shares, as check_common_args and resume_args read them."""
+
+    llm_policy: Optional[str] = None
+    expert_model: Optional[str] = None
+    random_guide: bool = False
+    masking_aware: bool = True
+    epsilon_masking: bool = True
+    mask_width: float = 0.6
+    epsilon_fraction: float = 0.5
+    total_timesteps: int = 1000
+    buffer_size: int = 1000
+    batch_size: int = 32
+    eval_frequency: int = 100
+    eval_episodes: int = 1
+    learning_starts: int = 100
+    checkpoint_frequency: int = 0
+    torch_threads: int = 1
+    cuda: bool = False
+    policy_frequency: int = 2
+    resume: Optional[str] = None
+
+
+def draws(rng, env):
+    """One number from each generator a run uses."""
+    return (random.random(), np.random.random(), rng.random(), torch.rand(1).item(), env.unwrapped.np_random.random())
+
+
+def test_checkpoint_restores_modules_counters_and_every_random_generator(tmp_path):
+    env, rng = gym.make("Hopper-v4"), np.random.default_rng(0)
+    env.reset(seed=0)
+    net, guide, counters = torch.nn.Linear(2, 2), Guide(lambda obs: np.zeros(3), 3, "g"), {"episodes": 7}
+    guide(np.zeros(11))
+    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net, "guide": guide}, counters, rng, env)
+    checkpoints.save(global_step=123)
+    expected, expected_weight = draws(rng, env), net.weight.detach().clone()
+
+    # another process: fresh modules and generators in other states
+    env2, rng2 = gym.make("Hopper-v4"), np.random.default_rng(99)
+    env2.reset(seed=5)
+    net2, guide2, counters2 = torch.nn.Linear(2, 2), Guide(lambda obs: np.zeros(3), 3, "g"), {"episodes": 0}
+    random.seed(5)
+    np.random.seed(5)
+    torch.manual_seed(5)
+    restored = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net2, "guide": guide2}, counters2, rng2, env2)
+    assert restored.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == 123
+    assert draws(rng2, env2) == expected
+    torch.testing.assert_close(net2.weight, expected_weight, rtol=0, atol=0)
+    assert counters2 == {"episodes": 7} and guide2.calls == 1
+
+
+def test_a_checkpoint_from_before_the_guide_counts_were_saved_keeps_its_failures(tmp_path):
+    torch.save({"counters": {"episodes": 3, "guide_failures": 4}}, tmp_path / "old.pt")
+    checkpoint = load_checkpoint(tmp_path / "old.pt")
+    assert checkpoint["guide"] == {"calls": 0, "failures": 4, "clipped": 0} and checkpoint["counters"] == {"episodes": 3}
+
+
+def test_resume_names_a_missing_folder_a_missing_checkpoint_and_a_finished_run(tmp_path):
+    with pytest.raises(SystemExit, match="--resume .*nope: no such run folder"):
+        resume_args(str(tmp_path / "nope"), TinyArgs(), TinyArgs)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no checkpoint.pt there"):
+        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs)
+    (tmp_path / "empty" / "finished.json").write_text("{}")
+    with pytest.raises(SystemExit, match="already finished"):
+        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs)
+
+
+def test_resume_keeps_the_runs_own_settings_but_this_machines(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({"args": vars(TinyArgs(total_timesteps=5000, torch_threads=4)), "counters": {}}, run / "checkpoint.pt")
+    args, checkpoint = resume_args(str(run), TinyArgs(total_timesteps=7, torch_threads=2), TinyArgs)
+    assert (args.total_timesteps, args.torch_threads, args.resume) == (5000, 2, str(run))
+    assert "ignoring --total-timesteps" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [({"llm_policy": "g.py", "random_guide": True}, "choose one guide"), ({"masking_aware": False}, "need a guide"),
+     ({"policy_frequency": 0}, "--policy-frequency must be positive"), ({"torch_threads": -1}, "cannot be negative")],
+)  # fmt: skip
+def test_common_checks_refuse_bad_flags_and_trainer_specific_ones(changes, message):
+    with pytest.raises(SystemExit, match=message):
+        check_common_args(TinyArgs(**changes), positive=["policy_frequency"])
+
+
+def test_common_checks_warn_when_no_update_will_happen(capsys):
+    check_common_args(TinyArgs(total_timesteps=101, learning_starts=100))
+    assert "warning: no update will happen: the first is at step 101" in capsys.readouterr().err
+    check_common_args(TinyArgs(total_timesteps=102, learning_starts=100))
+    assert capsys.readouterr().err == ""
+
+
+def test_missing_expert_file_says_no_such_file_and_how_to_fetch_one(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file") as missing:
+        expert_model_file(str(tmp_path / "Hopper-v4.cleanrl_model"), "Hopper-v4")
+    assert ("hf download cleanrl/Hopper-v4-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model "
+            "--local-dir experts/Hopper-v4") in str(missing.value)  # fmt: skip
+    model = tmp_path / "m.cleanrl_model"
+    model.write_bytes(b"")
+    assert expert_model_file(str(model), "Hopper-v4") == str(model)
