@@ -1,6 +1,7 @@
 """camel_td3.py: the CAMEL parts of the algorithm (bounds, masking-aware actor, epsilon masking, the
-target inside stored bounds), the fast path's equivalence to the plain one, and the command line
-(guide sources, ablations, model files, checkpoints, and refusing bad input)."""
+target inside stored bounds), the fast path's equivalence to the plain one, what the loop stores, and the
+command line (guide sources, ablations, model files, checkpoints, and refusing bad input before a run
+folder exists)."""
 
 import json
 import os
@@ -17,9 +18,11 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import camel_td3
+from camel_guide import Guide, to_env_units
+from camel_run import CompiledOrEager, updates_happen
 from camel_td3 import (
-    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, explore, mask_bounds, masking_probability, td3_target,
-    update_actor, update_critics, update_targets,
+    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, draw_bounds, epsilon_at, explore, mask_bounds,
+    masking_probability, td3_target, update_actor, update_critics, update_targets,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,6 +63,40 @@ def test_mask_bounds_are_the_guide_action_plus_minus_width_clipped_to_the_action
 def test_masking_probability_falls_linearly_from_one_to_zero_then_stays_zero():
     assert [masking_probability(t, 1000, 0.5) for t in [0, 100, 250, 500, 501, 999]] == [1.0, 0.8, 0.5, 0.0, 0.0, 0.0]
     assert masking_probability(500, 1000, 1.0) == 0.5
+
+
+def test_epsilon_of_a_step_is_the_schedule_or_one_without_epsilon_masking_or_zero_without_a_guide():
+    args = camel_td3.Args(total_timesteps=1000, epsilon_fraction=0.5)
+    guide = Guide(lambda obs: np.zeros(3), action_dim=3, name="g")
+    assert [epsilon_at(t, args, guide) for t in [0, 250, 600]] == [1.0, 0.5, 0.0]
+    assert epsilon_at(600, camel_td3.Args(epsilon_masking=False), guide) == 1.0
+    assert epsilon_at(0, args, None) == 0.0
+
+
+def test_drawn_bounds_are_the_guides_box_when_masked_and_the_full_space_otherwise():
+    guide = Guide(lambda obs: np.array([0.9, -0.5, 0.0]), action_dim=3, name="g")
+    low, high, masked = draw_bounds(guide, np.zeros(11), 1.0, 0.3, 3, np.random.default_rng(0))
+    assert masked
+    np.testing.assert_allclose(low, [0.6, -0.8, -0.3])
+    np.testing.assert_allclose(high, [1.0, -0.2, 0.3])
+    low, high, masked = draw_bounds(guide, np.zeros(11), 0.0, 0.3, 3, np.random.default_rng(0))
+    assert not masked and low.tolist() == [-1.0] * 3 and high.tolist() == [1.0] * 3
+    assert guide.calls == 1  # epsilon 0: the guide is not asked
+
+
+def test_a_failed_guide_call_leaves_the_step_unmasked_and_is_counted(capsys):
+    guide = Guide(lambda obs: np.full(3, np.nan), action_dim=3, name="nan.py")
+    low, high, masked = draw_bounds(guide, np.zeros(11), 1.0, 0.3, 3, np.random.default_rng(0))
+    assert not masked and low.tolist() == [-1.0] * 3 and high.tolist() == [1.0] * 3
+    assert (guide.calls, guide.failures) == (1, 1)
+    assert "warning: guide nan.py failed" in capsys.readouterr().err
+
+
+def test_masked_fraction_of_draws_follows_epsilon():
+    guide, rng = Guide(lambda obs: np.zeros(3), action_dim=3, name="g"), np.random.default_rng(0)
+    for epsilon in [0.0, 0.25, 0.75, 1.0]:
+        fraction = np.mean([draw_bounds(guide, np.zeros(11), epsilon, 0.3, 3, rng)[2] for _ in range(4000)])
+        assert abs(fraction - epsilon) < 0.05  # the binomial's sd is at most 0.008 here
 
 
 def test_actor_maps_its_tanh_output_into_the_bounds(hopper):
@@ -240,7 +277,7 @@ def test_compile_falls_back_to_eager_with_a_message(capsys):
     def eager(x):
         return x + 1
 
-    wrapped = camel_td3.CompiledOrEager(eager)
+    wrapped = CompiledOrEager(eager)
     wrapped.compiled = broken
     assert wrapped(torch.ones(1)).item() == 2.0 and wrapped.compiled is None
     assert "torch.compile failed for eager" in capsys.readouterr().err
@@ -274,6 +311,81 @@ def test_twin_q_network_exports_cleanrls_qnetwork_layout(hopper):
     qf1.load_state_dict(twin.cleanrl_state_dicts()[0])
     obs, act = torch.randn(5, 11), torch.rand(5, 3)
     torch.testing.assert_close(qf1(obs, act).view(-1), twin(obs, act)[0])
+
+
+# --- what the loop stores ---------------------------------------------------------------------------
+
+# deterministic, depends on the state, and near +-1 often enough that boxes get clipped
+BOOKKEEPING_GUIDE = "import numpy as np\n\ndef policy(obs):\n    return np.tanh(3.0 * np.asarray(obs)[2:5])\n"
+
+
+def stop_after_first_checkpoint(workdir, args, run):
+    """Start a run, wait for its first periodic checkpoint, then send SIGTERM: the run saves a checkpoint at the
+    step it is on and exits. Where it stops varies; what it stored up to there does not (the run is seeded)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    process = subprocess.Popen([sys.executable, str(REPO / "camel_td3.py"), *args, "--run-name", run], cwd=workdir,
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    checkpoint = workdir / "runs" / run / "checkpoint.pt"
+    deadline = time.time() + 300
+    while not checkpoint.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    return torch.load(checkpoint, weights_only=False)
+
+
+def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(workdir, hopper):
+    (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
+    decay, width, total = 3000, 0.3, 100_000  # epsilon falls from 1 to 0 over steps 0..3000
+    checkpoint = stop_after_first_checkpoint(workdir, [
+        "--llm-policy", "g.py", "--mask-width", str(width), "--total-timesteps", str(total), "--epsilon-fraction",
+        str(decay / total), "--learning-starts", "2500", "--batch-size", "32", "--checkpoint-frequency", str(decay),
+        "--eval-frequency", str(total)], "b")  # fmt: skip
+    data = checkpoint["replay_buffer"]["data"].numpy()
+    n = len(data)
+    assert n == checkpoint["global_step"] >= decay
+    obs, next_obs, actions, rewards, dones, low, high, next_low, next_high = np.split(data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3]), axis=1)
+
+    def box_around_guide(observations):
+        g = np.tanh(3.0 * observations[:, 2:5].astype(np.float64))
+        return np.clip(g - width, -1.0, 1.0), np.clip(g + width, -1.0, 1.0)
+
+    def is_full(lo, hi):  # a box of half-width 0.3 is never the whole space [-1, 1]
+        return np.all(lo == -1.0, axis=1) & np.all(hi == 1.0, axis=1)
+
+    masked, next_masked = ~is_full(low, high), ~is_full(next_low, next_high)
+    # masked rows: the box around g(s) for s, and around g(s') for s' (obs are stored in float32, hence atol)
+    for (lo, hi), states, rows in [((low, high), obs, masked), ((next_low, next_high), next_obs, next_masked)]:
+        expected_low, expected_high = box_around_guide(states[rows])
+        np.testing.assert_allclose(lo[rows], expected_low, atol=1e-5)
+        np.testing.assert_allclose(hi[rows], expected_high, atol=1e-5)
+    clipped = (low == -1.0).any(1) | (high == 1.0).any(1)
+    assert np.any(masked & ~clipped) and np.any(masked & clipped)  # both kinds of box occur
+
+    # every action (in the env's units) lies inside its stored box (normalised), exactly: the random warm-up and
+    # the actor's exploration from step 2500 on alike
+    assert np.all(actions >= to_env_units(low, hopper.action_space)) and np.all(actions <= to_env_units(high, hopper.action_space))
+    assert masked[2501:].any()
+
+    # within an episode, each row's s' and its bounds are the next row's s and bounds
+    episode_ends = {step for step, _ in scalars(workdir / "runs/b")[0]["charts/episodic_length"]}
+    assert set(np.flatnonzero(dones[:, 0])) <= episode_ends
+    inside = np.array([i for i in range(n - 1) if i not in episode_ends])
+    for stored_next, stored in [(next_obs, obs), (next_low, low), (next_high, high)]:
+        np.testing.assert_array_equal(stored_next[inside], stored[inside + 1])
+
+    # the masked fraction over each third of the decay follows epsilon = 1 - t / 3000 (means 5/6, 1/2, 1/6);
+    # over 1000 draws the binomial's sd is at most 0.016, so 0.1 is over six of them; none is masked after
+    for third in range(3):
+        steps = np.arange(third * decay // 3, (third + 1) * decay // 3)
+        assert abs(masked[steps].mean() - np.mean(1 - steps / decay)) < 0.1
+    assert not masked[decay:].any() and not next_masked[decay - 1 :].any()
+
+    # the guide was called once per masked draw: for every masked s' and every masked first state of an episode
+    episode_starts = [0] + [end + 1 for end in sorted(episode_ends) if end + 1 < n]
+    assert checkpoint["guide"]["calls"] == next_masked.sum() + masked[episode_starts].sum()
+    assert checkpoint["guide"]["failures"] == 0
 
 
 # --- the command line ---------------------------------------------------------------------------
@@ -385,6 +497,8 @@ def test_killed_run_resumes_exactly_where_it_stopped(workdir):
     whole_curve = scalars(workdir / "runs/whole")[0]["eval/episodic_return"]
     resumed_curve = scalars(workdir / "runs/killed")[0]["eval/episodic_return"]
     assert resumed_curve == whole_curve  # one point per evaluation, none lost or doubled by the restart
+    whole_summary, resumed_summary = (json.loads((workdir / f"runs/{run}/finished.json").read_text()) for run in ["whole", "killed"])
+    assert resumed_summary["guide_calls"] == whole_summary["guide_calls"] > 0  # the guide's calls before the kill count too
 
 
 def start_and_terminate(workdir, args, seconds):
@@ -438,7 +552,7 @@ def test_broken_guide_is_refused_with_one_line(workdir, guide_source, message):
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: guide bad.py: ")
     assert message in result.stderr
-    assert not (workdir / "runs").exists() or not list((workdir / "runs").glob("*/finished.json"))
+    assert not (workdir / "runs").exists()  # a failed start leaves no run folder behind
 
 
 @pytest.mark.parametrize(
@@ -453,14 +567,37 @@ def test_broken_guide_is_refused_with_one_line(workdir, guide_source, message):
         (["--batch-size", "0"], "--batch-size must be positive"),
         (["--expert-model", "missing.cleanrl_model"], "no such file"),
         (["--expert-model", "guide.py"], "not a CleanRL-format model"),
-        (["--resume", "runs/nothing"], "no checkpoint.pt there"),
+        (["--llm-policy", str(REPO / "policies" / "ant.py")], "raised ValueError"),
+        (["--llm-policy", str(REPO / "policies" / "ant.py")], "Hopper-v4 gives observations of size 11 and wants 3 actions"),
+        (["--resume", "runs/nothing"], "--resume runs/nothing: no such run folder"),
     ],
 )
-def test_bad_command_lines_get_one_clear_error(workdir, args, message):
+def test_bad_command_lines_get_one_clear_error_and_leave_no_run_folder(workdir, args, message):
     result = run_trainer(workdir, *FAST, *args)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert message in result.stderr.strip().splitlines()[-1]
+    assert not (workdir / "runs").exists()
+
+
+def test_resume_of_a_folder_without_checkpoint_says_so(workdir):
+    (workdir / "runs/empty").mkdir(parents=True)
+    result = run_trainer(workdir, "--resume", "runs/empty")
+    assert result.returncode != 0 and "--resume runs/empty: no checkpoint.pt there" in result.stderr
+
+
+def test_updates_start_after_learning_starts_so_a_run_must_be_longer_to_learn():
+    # steps are 0 .. total - 1 and the first update is at step learning_starts + 1, as in CleanRL
+    assert not updates_happen(camel_td3.Args(total_timesteps=301, learning_starts=300))
+    assert updates_happen(camel_td3.Args(total_timesteps=302, learning_starts=300))
+
+
+def test_a_run_too_short_to_learn_warns_at_start_and_does_not_claim_it_learned(workdir):
+    result = run_trainer(workdir, "--run-name", "r", "--total-timesteps", "300", "--learning-starts", "300",
+                         "--eval-frequency", "300", "--eval-episodes", "1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "warning: no update will happen: the first is at step 301" in result.stderr
+    assert "finished r without learning" in result.stdout and "after 300 steps" not in result.stdout
 
 
 def test_expert_trained_for_another_env_is_refused(workdir):
@@ -489,8 +626,29 @@ def test_shipped_guide_policies_train_on_their_envs(tmp_path, env_id, policy):
     assert summary["guide_failures"] == 0 and summary["guide_calls"] > 0
 
 
-def test_help_documents_every_flag():
-    result = subprocess.run([sys.executable, str(REPO / "camel_td3.py"), "--help"], capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def help_text():
+    env = {**os.environ, "COLUMNS": "300"}  # wide enough that tyro does not wrap a flag's help
+    result = subprocess.run([sys.executable, str(REPO / "camel_td3.py"), "--help"], capture_output=True, text=True, env=env)
     assert result.returncode == 0
+    return result.stdout
+
+
+def flag_help(help_text, flag, next_flag):
+    return help_text[help_text.index(flag) : help_text.index(next_flag)]
+
+
+def test_help_documents_every_flag(help_text):
     for field in camel_td3.Args.__dataclass_fields__:
-        assert "--" + field.replace("_", "-") in result.stdout, field
+        assert "--" + field.replace("_", "-") in help_text, field
+
+
+def test_one_torch_thread_is_the_default_and_help_says_when_to_use_all(help_text):
+    assert camel_td3.Args().torch_threads == 1
+    text = flag_help(help_text, "--torch-threads", "--fused-critics")
+    assert "(default: 1)" in text and "0: torch's default, all cores" in text
+
+
+def test_run_name_help_states_its_default_once(help_text):
+    text = flag_help(help_text, "--run-name", "--torch-threads")
+    assert text.count("default") == 1 and "{env_id}__{exp_name}__{seed}__{time}" in text

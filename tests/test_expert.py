@@ -1,5 +1,6 @@
 """Expert masking: camel_td3.py's --expert-model with a local `.cleanrl_model` (CleanRL's format), with a Hugging Face
-repo id (served here by a small local Hub on 127.0.0.1), offline, and scripts/train_expert.sh, which makes one."""
+repo id (served here by a small local Hub on 127.0.0.1), offline, a missing file, and scripts/train_expert.sh, which
+makes one."""
 
 import hashlib
 import os
@@ -11,7 +12,9 @@ import gymnasium as gym
 import pytest
 import torch
 
-from camel_td3 import Actor, QNetwork, load_expert
+from camel_guide import make_guide
+from camel_run import looks_like_a_path
+from camel_td3 import Actor, QNetwork
 from local_server import LocalServer, QuietHandler
 from plot import read_events
 
@@ -130,6 +133,34 @@ def test_hub_expert_without_network_says_to_download_it_first(tmp_path, offline)
     assert "Traceback" not in result.stderr
     assert len(error_lines(result)) == 1, result.stderr
     assert "Download it on a connected machine" in error_lines(result)[0]
+    # the command it gives puts the file where the sweep looks: experts/{ENV_ID}/td3_continuous_action.cleanrl_model
+    assert f"hf download {HUB_REPO_ID} {HUB_FILENAME} --local-dir experts/Hopper-v4`" in error_lines(result)[0]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_missing_model_file_is_no_such_file_not_a_hub_lookup(tmp_path):
+    hub = LocalHub({})
+    try:
+        result = camel_td3(tmp_path, "--expert-model", "experts/Hopper-v4.cleanrl_model", *TINY, env=hub_env(tmp_path, hub.url))
+    finally:
+        hub.close()
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert hub.requests == []  # the Hub was never asked
+    assert len(error_lines(result)) == 1, result.stderr
+    line = error_lines(result)[0]
+    assert line.startswith("error: --expert-model experts/Hopper-v4.cleanrl_model: no such file")
+    assert f"`hf download {HUB_REPO_ID} {HUB_FILENAME} --local-dir experts/Hopper-v4`" in line
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "value, is_path",
+    [("experts/Hopper-v4.cleanrl_model", True), ("experts/Hopper-v4/td3_continuous_action.cleanrl_model", True),
+     ("./Hopper-v4", True), ("/models/hopper", True), ("hopper.pt", True), ("a/b/c", True),
+     (HUB_REPO_ID, False), ("someone/my-expert", False)],
+)  # fmt: skip
+def test_path_shaped_expert_values_are_files_and_owner_name_values_are_hub_repos(value, is_path):
+    assert looks_like_a_path(value) == is_path
 
 
 def test_train_expert_script_saves_a_model_that_expert_masking_accepts(tmp_path):
@@ -143,7 +174,7 @@ def test_train_expert_script_saves_a_model_that_expert_masking_accepts(tmp_path)
     assert actor_state["fc1.weight"].shape == (256, 11) and actor_state["fc_mu.weight"].shape == (3, 256)
     assert (tmp_path / "experts" / "runs" / "Hopper-v4__td3_expert__1" / "finished.json").exists()
     hopper = gym.make("Hopper-v4")
-    guide = load_expert(str(model), hopper, torch.device("cpu"))  # what --expert-model does with it
+    guide = make_guide(hopper, expert_model=str(model))  # what --expert-model does with it
     action = guide(hopper.reset(seed=0)[0])
     assert action.shape == (3,) and abs(action).max() <= 1
     # a second call finds the model and trains nothing
