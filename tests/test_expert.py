@@ -9,14 +9,15 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from camel_guide import make_guide
 from camel_run import looks_like_a_path
 from camel_td3 import Actor, QNetwork
 from local_server import LocalServer, QuietHandler
-from plot import read_events
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--total-timesteps", "150", "--learning-starts", "100", "--batch-size", "32", "--eval-episodes", "1",
@@ -44,7 +45,10 @@ def camel_td3(cwd, *flags, env=None):
 
 
 def masked_fraction(run_dir):
-    return read_events(str(run_dir), "charts/masked_fraction")[1]
+    """The run's charts/masked_fraction values, read straight from its event file."""
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    return np.array([event.value for event in events.Scalars("charts/masked_fraction")])
 
 
 def error_lines(result):
