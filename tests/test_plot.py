@@ -1,7 +1,10 @@
-"""plot.py: reading runs from TensorBoard event files, aligning them on steps, the table's numbers, the figure,
-and what it says about empty or partial runs folders."""
+"""plot.py: reading runs from TensorBoard event files and exported files, aligning them on steps, the table's
+numbers and sample-efficiency measures, which runs are shown, the figure's names and styles, and the export."""
 
+import html
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,15 +18,26 @@ import plot
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def write_run(runs_dir, name, points, tag="eval/episodic_return", hyperparameters=None, purge_step=None):
-    """A run folder with one event file holding `points` [(step, value)], as camel_td3.py logs them."""
+def write_run(runs_dir, name, points, tag="eval/episodic_return", hyperparameters=None, purge_step=None,
+              finished=False, extra=None):  # fmt: skip
+    """A run folder with one event file holding `points` [(step, value)] of `tag` and `extra` {tag: points}, as
+    camel_td3.py logs them, and with finished.json when `finished`."""
     writer = SummaryWriter(os.path.join(runs_dir, name), purge_step=purge_step)
     if hyperparameters:
         rows = "\n".join(f"|{k}|{v}|" for k, v in hyperparameters.items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{rows}")
     for step, value in points:
         writer.add_scalar(tag, value, step)
+    for other_tag, other_points in (extra or {}).items():
+        for step, value in other_points:
+            writer.add_scalar(other_tag, value, step)
     writer.close()
+    if finished:
+        env_id, exp_name, seed = name.split("__")[:3]
+        summary = {"run_name": name, "env_id": env_id, "exp_name": exp_name, "seed": int(seed),
+                   "total_timesteps": points[-1][0], "final_eval_return": points[-1][1], "guide_calls": None,
+                   "guide_failures": 0}  # fmt: skip
+        (runs_dir / name / "finished.json").write_text(json.dumps(summary))
 
 
 def line(steps, slope, offset=0.0):
@@ -47,68 +61,74 @@ def sweep_runs(tmp_path):
 
 
 def run_plot(runs_dir, output_dir, *flags):
-    args = plot.Args(runs_dir=str(runs_dir), output_dir=str(output_dir), bootstrap_samples=4000)
+    runs_dirs = tuple(str(d) for d in runs_dir) if isinstance(runs_dir, (list, tuple)) else (str(runs_dir),)
+    args = plot.Args(runs_dirs=runs_dirs, output_dir=str(output_dir), bootstrap_samples=4000, guide_returns=None)
     for flag, value in zip(flags[::2], flags[1::2]):
         setattr(args, flag, value)
     return plot.main(args)
 
 
-def table_rows(output_dir):
-    """{condition: [cells]} from results.md."""
+def table_rows(output_dir, name="results"):
+    """{condition label: [cells]} from the table file."""
     rows = {}
-    for row in (output_dir / "results.md").read_text().splitlines():
+    for row in (output_dir / f"{name}.md").read_text().splitlines():
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
         if row.startswith("| ") and cells[0] != "condition":
             rows[cells[0]] = cells[1:]
     return rows
 
 
+def run(seed, steps, values, condition="camel"):
+    return plot.Run("Hopper-v4", condition, seed, f"seed{seed}", np.array(steps), np.array(values, dtype=float))
+
+
+# ---- The table
 def test_table_reports_mean_ci_and_seed_count_at_each_step(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "steps", [1000, 2500, 4000]) == 0
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 2500, 4000)) == 0
     rows = table_rows(tmp_path / "out")
     # by hand: baseline at 1000 is 10, 20, 30; at 2500 the most recent evaluation (2000) is 20, 30, 40; at 4000
     # 40, 50, 60. With 3 seeds a resample takes one seed 3 times with chance 1/27 = 3.7% > 2.5%, so the 95%
     # percentile bootstrap interval of the mean runs from the smallest to the largest seed.
-    assert rows["baseline"][:4] == ["1 2 3", "20.0 [10.0, 30.0] (n=3)", "30.0 [20.0, 40.0] (n=3)", "50.0 [40.0, 60.0] (n=3)"]
+    assert rows["TD3"][:3] == ["20.0 [10.0, 30.0] (n=3)", "30.0 [20.0, 40.0] (n=3)", "50.0 [40.0, 60.0] (n=3)"]
     # camel: step / 50 and step / 25; with 2 seeds (chance 1/4 per end) the interval is again [min, max]
-    assert rows["camel"][:4] == ["1 2", "30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
+    assert rows["CAMEL (LLM masking)"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
+
+
+def test_table_gives_each_seeds_final_return(sweep_runs, tmp_path):
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000)) == 0
+    rows = table_rows(tmp_path / "out")
+    assert "| final return per seed (4k) |" in (tmp_path / "out" / "results.md").read_text()
+    assert rows["TD3"][2] == "1: 40.0, 2: 50.0, 3: 60.0"
+    assert rows["Random masking"][2] == "1: 5.0, 2: 7.0, 3: —"  # seed 3 stopped at 2000
 
 
 def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "steps", [2000, 3000]) == 0
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (2000, 3000)) == 0
     rows = table_rows(tmp_path / "out")
     # random seed 3 stopped at 2000: it is in the 2000 cell and left out of the 3000 one
-    assert rows["random"][1:3] == ["37.3 [5.0, 100.0] (n=3)", "6.0 [5.0, 7.0] (n=2)"]
+    assert rows["Random masking"][:2] == ["37.3 [5.0, 100.0] (n=3)", "6.0 [5.0, 7.0] (n=2)"]
     # camel is evaluated every 500 steps and the baseline every 1000: both are read at step 3000, not at index 3
-    assert rows["camel"][2].startswith("90.0 ") and rows["baseline"][2].startswith("40.0 ")
+    assert rows["CAMEL (LLM masking)"][1].startswith("90.0 ") and rows["TD3"][1].startswith("40.0 ")
 
 
 def test_step_that_no_run_reached_is_left_out_with_a_note(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "steps", [4000, 8000, 1_000_000]) == 0
-    assert table_rows(tmp_path / "out")["baseline"] == ["1 2 3", "50.0 [40.0, 60.0] (n=3)", "4k (1.00x)"]
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (4000, 8000, 1_000_000)) == 0
+    assert table_rows(tmp_path / "out")["TD3"][0] == "50.0 [40.0, 60.0] (n=3)"
     assert "No run reached 8k, 1M steps" in (tmp_path / "out" / "results.md").read_text()
 
 
-def test_sample_efficiency_ratio_is_first_step_reaching_baseline_final_return(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "steps", [4000]) == 0
-    rows = table_rows(tmp_path / "out")
-    # baseline's final return: mean at 4000 = 50. camel's mean is 0.03 * step: 45 at 1500, 60 at 2000 -> 2000 / 4000
-    assert rows["camel"][-1] == "2k (0.50x)"
-    assert rows["baseline"][-1] == "4k (1.00x)"
-    # random's common steps end at 2000 (seed 3 stopped) and its mean never reaches 50 there
-    assert rows["random"][-1] == "not reached by 2k"
-    assert "baseline's final return is 50.0 at 4k steps" in (tmp_path / "out" / "results.md").read_text()
-
-
-def test_figure_is_written_as_png_and_svg(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out") == 0
-    for ext in ("png", "svg"):
-        assert (tmp_path / "out" / f"returns.{ext}").stat().st_size > 1000
-
-
-def test_conditions_flag_selects_and_orders_conditions(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "baseline"), "steps", [4000]) == 0
-    assert list(table_rows(tmp_path / "out")) == ["camel", "baseline"]
+def test_default_table_steps_are_quarters_of_the_last_step_every_plotted_run_reached(tmp_path):
+    runs = tmp_path / "runs"
+    every_5000 = list(range(5000, 100_001, 5000))
+    write_run(runs, "Hopper-v4__baseline__1", line(every_5000, 0.01))
+    write_run(runs, "Hopper-v4__camel__1", line(every_5000[:12], 0.02))  # stops at 60k
+    write_run(runs, "Hopper-v4__camel_td3__1__1700000000", line(every_5000 + [1_000_000], 0.02))  # not the sweep's
+    assert run_plot(runs, tmp_path / "out") == 0
+    # 25, 50, 75, 100% of 60k: 15k, 30k, 45k, 60k, all on the 5k grid; the 1M of the run left out plays no part
+    assert "| condition | 15k | 30k | 45k | 60k | final return per seed (60k) |" in (tmp_path / "out" / "results.md").read_text()
+    # a horizon off the grid goes to the nearest evaluation step: 25% of 10k is 2.5k, between 0 and 5k -> 5k
+    assert plot.default_steps([run(1, [5000, 10_000], [0, 0])]) == [5000, 10_000]
+    assert plot.default_steps([run(1, list(range(1000, 18_001, 1000)), [0] * 18)]) == [4000, 9000, 13_000, 18_000]
 
 
 def test_bootstrap_interval_matches_normal_approximation_for_many_seeds():
@@ -120,33 +140,100 @@ def test_bootstrap_interval_matches_normal_approximation_for_many_seeds():
     assert plot.bootstrap_ci(values, 20_000, 0.95, seed=0) == (low, high)  # seeded: reproducible
 
 
-def test_resumed_run_keeps_only_points_logged_after_the_purge(tmp_path):
-    run = tmp_path / "runs" / "Hopper-v4__camel__1"
-    write_run(tmp_path / "runs", run.name, [(s, 1.0) for s in range(100, 1001, 100)])  # interrupted process
-    time.sleep(1.1)  # event file names hold the time in seconds
-    write_run(tmp_path / "runs", run.name, [(s, 2.0) for s in range(600, 1201, 100)], purge_step=600)  # --resume
-    steps, values, _ = plot.read_events(str(run), "eval/episodic_return")
-    assert steps.tolist() == list(range(100, 1201, 100))
-    assert values.tolist() == [1.0] * 5 + [2.0] * 7
+# ---- Sample efficiency: steps to the baseline's final return, and the mean return over training
+STEPS = [1000, 2000, 3000, 4000, 5000]
+BASELINE = [run(1, STEPS, [1000, 500, 600, 900, 1100], "baseline"), run(2, STEPS, [1000, 300, 400, 700, 1300], "baseline")]
+# the baseline's final return R is its mean at 5000: (1100 + 1300) / 2 = 1200, T = 5000
 
 
-def test_run_restarted_from_scratch_in_its_folder_keeps_its_newest_points(tmp_path):
-    run = tmp_path / "runs" / "Hopper-v4__camel__1"
-    write_run(tmp_path / "runs", run.name, [(s, 1.0) for s in range(100, 1001, 100)])  # killed before a checkpoint
-    time.sleep(1.1)
-    write_run(tmp_path / "runs", run.name, [(s, 2.0) for s in range(100, 501, 100)])  # started again, no purge
-    steps, values, _ = plot.read_events(str(run), "eval/episodic_return")
-    assert steps.tolist() == [100, 200, 300, 400, 500] and values.tolist() == [2.0] * 5
+def two_seeds(mean):
+    """Two seeds whose mean is `mean` (each 100 above or below it)."""
+    return [run(1, STEPS, [m + 100 for m in mean]), run(2, STEPS, [m - 100 for m in mean])]
 
 
-def test_run_identity_comes_from_logged_hyperparameters_or_folder_name(tmp_path):
+def test_curve_that_starts_high_and_dips_counts_from_where_it_stays_above():
+    # above R at 1000 (an untrained agent that stands still), below at 2000, above from 3000 on
+    reached, final_step, final_return = plot.sample_efficiency(BASELINE, two_seeds([1300, 800, 1250, 1300, 1400]))
+    assert (final_step, final_return) == (5000, 1200.0)
+    assert reached == 3000  # not 1000, where the mean first touched R
+
+
+def test_curve_that_crosses_and_falls_back_counts_from_its_last_rise():
+    assert plot.sample_efficiency(BASELINE, two_seeds([100, 1300, 900, 1250, 1300]))[0] == 4000
+    assert plot.sample_efficiency(BASELINE, two_seeds([100, 1300, 1250, 1250, 1100]))[0] is None  # ends below R
+
+
+def test_curve_that_never_reaches_the_baseline_final_return_is_not_reached():
+    assert plot.sample_efficiency(BASELINE, two_seeds([100, 200, 300, 400, 500]))[0] is None
+    assert plot.sample_efficiency(BASELINE, BASELINE)[0] == 5000  # the baseline reaches its own only at the end
+    assert plot.sample_efficiency(BASELINE, two_seeds([1200] * 5))[0] == 1000  # "at or above"
+
+
+def test_mean_over_training_is_the_trapezoid_area_over_the_steps():
+    grid = np.array(STEPS)
+    # by hand: (1300+800)/2 + (800+1250)/2 + (1250+1300)/2 + (1300+1400)/2 = 4700 per 1000 steps, over 4000 steps
+    assert plot.mean_over_training(run(1, STEPS, [1300, 800, 1250, 1300, 1400]), grid) == pytest.approx(1175.0)
+    # evaluated every 2000 steps, read on a 1000-step grid: its most recent evaluation holds in between
+    # values 10, 10, 30, 30, 50: (10 + 20 + 30 + 40) / 4
+    assert plot.mean_over_training(run(1, [1000, 3000, 5000], [10, 30, 50]), grid) == pytest.approx(25.0)
+    assert plot.mean_over_training(run(1, [1000], [7.0]), np.array([1000])) == 7.0
+
+
+def test_table_gives_both_efficiency_measures_against_the_baseline(tmp_path):
     runs = tmp_path / "runs"
-    write_run(runs, "my-run", [(1000, 1.0)], hyperparameters={"env_id": "Ant-v4", "exp_name": "camel", "seed": 7})
-    write_run(runs, "Walker2d-v4__baseline__3__1700000000", [(1000, 1.0)])  # CleanRL's default name
-    write_run(runs, "no-idea", [(1000, 1.0)])
-    found, notes = plot.load_runs(str(runs), "eval/episodic_return")
-    assert sorted((r.env_id, r.condition, r.seed) for r in found) == [("Ant-v4", "camel", 7), ("Walker2d-v4", "baseline", 3)]
-    assert any("no-idea" in note and "left out" in note for note in notes)
+    for condition, seeds in [("baseline", BASELINE), ("camel", two_seeds([1300, 800, 1250, 1300, 1400])),
+                             ("random", two_seeds([100, 200, 300, 400, 500]))]:  # fmt: skip
+        for r in seeds:
+            write_run(runs, f"Hopper-v4__{condition}__{r.seed}", list(zip(r.steps.tolist(), r.values.tolist())))
+    assert run_plot(runs, tmp_path / "out") == 0
+    rows = table_rows(tmp_path / "out")
+    # steps to TD3's final return (1200 at 5k), over 5k
+    assert [rows[c][-2] for c in ("TD3", "CAMEL (LLM masking)", "Random masking")] == ["5k (1.00x)", "3k (0.60x)", "not reached"]
+    # mean over training, each seed's, averaged; with 2 seeds the interval is [smaller, larger]
+    assert rows["CAMEL (LLM masking)"][-1] == "1175.0 [1075.0, 1275.0]"
+    assert rows["Random masking"][-1] == "300.0 [200.0, 400.0]"
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert "TD3's mean return at 5k steps is 1200.0" in text
+    assert "the return averaged over steps 1k to 5k" in text
+
+
+def test_sample_efficiency_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
+    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
+    assert table_rows(tmp_path / "out")["CAMEL (LLM masking)"][-2] == "no TD3 runs"
+
+
+# ---- Which runs are shown
+def test_runs_not_from_a_sweep_are_left_out_with_one_note(sweep_runs, tmp_path, capsys):
+    write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # README's command
+    write_run(sweep_runs, "Hopper-v4__camel_td3__2__1700000001", line([1000], 0.5))
+    write_run(sweep_runs, "Hopper-v4__mytweak__1", line([1000], 0.5))
+    for i in range(3):  # failed starts: a folder with a log only
+        (sweep_runs / f"Hopper-v4__camel__{7 + i}").mkdir()
+        (sweep_runs / f"Hopper-v4__camel__{7 + i}" / "log.txt").write_text("error: no such guide file\n")
+    assert run_plot(sweep_runs, tmp_path / "out") == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [
+        "note: skipped 3 runs with no eval/episodic_return yet (3 not finished, 0 finished; a failed start says why in "
+        "its log.txt): Hopper-v4__camel__7, Hopper-v4__camel__8, Hopper-v4__camel__9",
+        "note: left out 3 runs not from a sweep: exp_name camel_td3 (2), mytweak (1); name them with --conditions "
+        "(or --label NAME=TEXT) to show them",
+    ]
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "CAMEL (LLM masking)"]
+    # the table's steps are the shown runs' (random seed 3 stops at 2k), not the 9k only the left-out run reached
+    assert "| condition | 500 | 1k | 1.5k | 2k |" in (tmp_path / "out" / "results.md").read_text()
+
+
+def test_named_or_labelled_conditions_are_shown(sweep_runs, tmp_path):
+    write_run(sweep_runs, "Hopper-v4__camel_standstill__1", line([1000, 2000, 3000, 4000], 0.0, 3.0))
+    assert run_plot(sweep_runs, tmp_path / "a", "conditions", ("camel_standstill", "baseline")) == 0
+    assert list(table_rows(tmp_path / "a")) == ["camel_standstill", "TD3"]
+    assert run_plot(sweep_runs, tmp_path / "b", "label", ["camel_standstill=CAMEL, stand-still guide"]) == 0
+    assert list(table_rows(tmp_path / "b")) == ["TD3", "Random masking", "CAMEL (LLM masking)", "CAMEL, stand-still guide"]
+
+
+def test_conditions_flag_selects_and_orders_conditions(sweep_runs, tmp_path):
+    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "baseline"), "steps", (4000,)) == 0
+    assert list(table_rows(tmp_path / "out")) == ["CAMEL (LLM masking)", "TD3"]
 
 
 def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
@@ -156,27 +243,258 @@ def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
     write_run(runs, "Hopper-v4__random__1", line([1000, 2000], 0.0))
     (runs / "Hopper-v4__baseline__1").mkdir()
     (runs / "Hopper-v4__baseline__1" / "log.txt").write_text("error: something went wrong\n")
-    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel", "random"), "steps", [1000, 2000]) == 0
+    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel", "random"), "steps", (1000, 2000)) == 0
     out = capsys.readouterr().out
-    assert "Hopper-v4__baseline__1: no eval/episodic_return yet (not finished" in out
+    assert "skipped 1 run with no eval/episodic_return yet (1 not finished" in out
     assert "no runs of condition 'baseline'" in out
-    assert "Hopper-v4: no 'baseline' runs, so no sample-efficiency ratio" in out
+    assert "Hopper-v4: no 'baseline' runs, so no sample-efficiency measures against it" in out
     assert "Hopper-v4 random: seed 2 (other conditions have it)" in out
     assert "Hopper-v4 camel seed 2: stops at 1k steps, others reach 2k" in out
-    assert table_rows(tmp_path / "out")["camel"][1:4] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)", "no baseline runs"]
+    assert table_rows(tmp_path / "out")["CAMEL (LLM masking)"][:2] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)"]
 
 
-@pytest.mark.parametrize("make", ["missing", "empty", "no_eval"])
+@pytest.mark.parametrize("make", ["missing", "empty", "no_eval", "not_a_sweep"])
 def test_nothing_to_plot_is_one_error_line_and_exit_1(tmp_path, capsys, make):
     runs = tmp_path / "runs"
     if make != "missing":
         runs.mkdir()
     if make == "no_eval":
         write_run(runs, "Hopper-v4__camel__1", [(100, 1.0)], tag="charts/episodic_return")
+    if make == "not_a_sweep":
+        write_run(runs, "Hopper-v4__camel_td3__1__1700000000", [(100, 1.0)])
     assert run_plot(runs, tmp_path / "out") == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
-    assert not (tmp_path / "out" / "returns.png").exists()
+    assert not (tmp_path / "out" / "results.png").exists()
+
+
+# ---- Reading runs
+def test_resumed_run_keeps_only_points_logged_after_the_purge(tmp_path):
+    run_dir = tmp_path / "runs" / "Hopper-v4__camel__1"
+    write_run(tmp_path / "runs", run_dir.name, [(s, 1.0) for s in range(100, 1001, 100)])  # interrupted process
+    time.sleep(1.1)  # event file names hold the time in seconds
+    write_run(tmp_path / "runs", run_dir.name, [(s, 2.0) for s in range(600, 1201, 100)], purge_step=600)  # --resume
+    steps, values = plot.read_events(str(run_dir))[0]["eval/episodic_return"]
+    assert steps.tolist() == list(range(100, 1201, 100))
+    assert values.tolist() == [1.0] * 5 + [2.0] * 7
+
+
+def test_run_restarted_from_scratch_in_its_folder_keeps_its_newest_points(tmp_path):
+    run_dir = tmp_path / "runs" / "Hopper-v4__camel__1"
+    write_run(tmp_path / "runs", run_dir.name, [(s, 1.0) for s in range(100, 1001, 100)])  # killed before a checkpoint
+    time.sleep(1.1)
+    write_run(tmp_path / "runs", run_dir.name, [(s, 2.0) for s in range(100, 501, 100)])  # started again, no purge
+    steps, values = plot.read_events(str(run_dir))[0]["eval/episodic_return"]
+    assert steps.tolist() == [100, 200, 300, 400, 500] and values.tolist() == [2.0] * 5
+
+
+def test_run_identity_comes_from_logged_hyperparameters_or_folder_name(tmp_path):
+    runs = tmp_path / "runs"
+    write_run(runs, "my-run", [(1000, 1.0)], hyperparameters={"env_id": "Ant-v4", "exp_name": "camel", "seed": 7})
+    write_run(runs, "Walker2d-v4__baseline__3__1700000000", [(1000, 1.0)])  # CleanRL's default name
+    write_run(runs, "no-idea", [(1000, 1.0)])
+    found = plot.load_runs([str(runs)], "eval/episodic_return")
+    assert sorted((r.env_id, r.condition, r.seed) for r in found.runs) == [("Ant-v4", "camel", 7), ("Walker2d-v4", "baseline", 3)]
+    assert [os.path.basename(p) for p in found.unidentified] == ["no-idea"]
+
+
+# ---- The figure
+def svg_texts(path):
+    """The texts drawn in an SVG written by matplotlib (it names each text in a comment)."""
+    return [html.unescape(text) for text in re.findall(r"<!-- (.*?) -->", path.read_text())]
+
+
+@pytest.fixture
+def paper_runs(tmp_path):
+    """Two envs; Hopper-v4 with every built-in condition kind and a labelled one, Ant-v4 with two."""
+    runs = tmp_path / "runs"
+    for env_id, conditions in [("Hopper-v4", ["baseline", "camel", "expert", "random_no_ma_em", "camel_fullbounds"]),
+                               ("Ant-v4", ["baseline", "camel"])]:  # fmt: skip
+        for i, condition in enumerate(conditions):
+            for seed in (1, 2):
+                write_run(runs, f"{env_id}__{condition}__{seed}", line([1000, 2000, 3000], 0.01 * (i + 1), seed))
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": 2542.0, "expert": 3100}, "Ant-v4": {"camel": 1350.5}}))
+    return runs, guides
+
+
+def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_path):
+    runs, guides = paper_runs
+    flags = ("label", ["camel_fullbounds=CAMEL, full bounds"], "guide_returns", str(guides), "name", "hopper")
+    assert run_plot(runs, tmp_path / "out", *flags) == 0
+    texts = svg_texts(tmp_path / "out" / "hopper.svg")
+    legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "CAMEL (LLM masking)", "CAMEL, full bounds",
+              "Guide's own return: CAMEL (LLM masking)", "Guide's own return: Expert masking"]  # fmt: skip
+    for name in legend:
+        assert texts.count(name) == 1, name  # one legend for the figure
+    assert texts.count("Episodic return (unmasked evaluation)") == 2  # every panel its y-label
+    assert texts.count("Environment steps") == 2
+    assert not [t for t in texts if t in ("baseline", "camel", "eval/episodic_return")]  # no internal names
+    for ext in ("png", "svg", "pdf", "md"):
+        assert (tmp_path / "out" / f"hopper.{ext}").stat().st_size > 1000
+    assert "Guide's own return (dashed in the figure): CAMEL (LLM masking) 2542.0, Expert masking 3100.0." in (
+        tmp_path / "out" / "hopper.md").read_text()  # fmt: skip
+
+
+def test_figure_draws_each_guides_return_as_a_dashed_line_in_its_conditions_colour(paper_runs, tmp_path):
+    runs, guides = paper_runs
+    assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides), "envs", ("Ant-v4",)) == 0
+    svg = (tmp_path / "out" / "results.svg").read_text()
+    dashed = re.findall(r'(clip-path="[^"]*" )?style="fill: none; stroke-dasharray: [^;]*; stroke-dashoffset: 0; stroke: (#\w+)', svg)
+    # CAMEL's guide: one dashed line in the panel (clipped to it) and its sample in the legend, in CAMEL's colour
+    assert [(bool(clip), color) for clip, color in dashed] == [(True, plot.COLORS["camel"]), (False, plot.COLORS["camel"])]
+
+
+def test_each_condition_keeps_its_colour_in_every_figure():
+    one = plot.condition_colors({"baseline", "camel"})
+    other = plot.condition_colors({"camel", "random", "expert_no_ma_em", "camel_standstill", "camel_fullbounds"})
+    assert one["camel"] == other["camel"] == plot.COLORS["camel"]
+    assert other["expert_no_ma_em"] == plot.COLORS["expert"]  # the control: the same colour, dash-dotted
+    assert plot.condition_colors({"camel_standstill"})["camel_standstill"] == other["camel_standstill"]
+    assert len(set(other.values())) == len(other)  # distinct within a figure
+
+
+def test_conditions_have_the_papers_names():
+    labels = {"camel_fullbounds": "CAMEL, full bounds"}
+    assert [plot.condition_label(c, labels) for c in ("baseline", "camel", "expert", "random")] == [
+        "TD3", "CAMEL (LLM masking)", "Expert masking", "Random masking"]  # fmt: skip
+    assert plot.condition_label("camel_no_ma_em", labels) == "CAMEL (LLM masking) w/o MA EM"
+    assert plot.condition_label("camel_fullbounds_no_ma_em", labels) == "CAMEL, full bounds w/o MA EM"
+    assert plot.condition_label("unknown", labels) == "unknown"
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    ("{not json", "not JSON"),
+    ('{"Hopper-v4": {"camel": "high"}}', "expected {env_id: {condition: return}}"),
+])  # fmt: skip
+def test_guide_returns_file_that_is_wrong_is_one_error_line(sweep_runs, tmp_path, capsys, content, message):
+    guides = tmp_path / "guides.json"
+    if content is not None:
+        guides.write_text(content)
+    assert run_plot(sweep_runs, tmp_path / "out", "guide_returns", str(guides)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --guide-returns") and message in err and len(err.splitlines()) == 1
+
+
+def test_label_that_is_not_name_equals_text_is_one_error_line(sweep_runs, tmp_path, capsys):
+    assert run_plot(sweep_runs, tmp_path / "out", "label", ["camel_standstill"]) == 1
+    assert capsys.readouterr().err.startswith("error: --label camel_standstill: expected NAME=TEXT")
+
+
+# ---- Export: small committed files that plot.py reads like run folders
+def sweep_with_training_curves(runs, total=20_000, every=5000):
+    """Finished runs as camel_td3.py leaves them: hyperparameters, evaluation every `every` steps, training curves
+    (epsilon and masked fraction every 100 steps, an episode every 50), finished.json; one unfinished run."""
+    eval_steps = list(range(every, total + 1, every))
+    for condition, slope in [("baseline", 0.01), ("camel", 0.03)]:
+        for seed in (1, 2, 3):
+            extra = {"charts/epsilon": [(s, max(0.0, 1 - s / (total / 2))) for s in range(0, total, 100)],
+                     "charts/masked_fraction": [(s, 0.5) for s in range(0, total, 100)],
+                     "charts/episodic_return": [(s, s / 100 + seed) for s in range(50, total, 50)],
+                     "losses/actor_loss": [(s, 1.0) for s in range(0, total, 100)]}  # fmt: skip
+            hyperparameters = {"exp_name": condition, "seed": seed, "env_id": "Hopper-v4", "total_timesteps": total}
+            write_run(runs, f"Hopper-v4__{condition}__{seed}", line(eval_steps, slope, 10 * seed),
+                      hyperparameters=hyperparameters, finished=True, extra=extra)  # fmt: skip
+    write_run(runs, "Hopper-v4__random__1", line(eval_steps[:1], 0.0))  # still running: no finished.json
+
+
+def export(runs_dir, to, max_points=200):
+    return plot.export(plot.ExportArgs(runs_dir=str(runs_dir), to=str(to), max_points=max_points))
+
+
+def test_exported_runs_redraw_the_same_table(tmp_path):
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs)
+    assert export(runs, tmp_path / "exported") == 0
+    assert run_plot(runs, tmp_path / "from_events", "conditions", ("baseline", "camel")) == 0
+    assert run_plot(tmp_path / "exported", tmp_path / "from_files", "conditions", ("baseline", "camel")) == 0
+    table = (tmp_path / "from_events" / "results.md").read_text()
+    assert (tmp_path / "from_files" / "results.md").read_text() == table
+    # mixed: some runs as folders, the others as exported files, in one folder
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("Hopper-v4__baseline__1", "Hopper-v4__camel__2"):
+        os.rename(runs / name, mixed / name)
+    for name in ("Hopper-v4__baseline__2", "Hopper-v4__baseline__3", "Hopper-v4__camel__1", "Hopper-v4__camel__3"):
+        os.rename(tmp_path / "exported" / f"{name}.json", mixed / f"{name}.json")
+    assert run_plot(mixed, tmp_path / "from_mixed", "conditions", ("baseline", "camel")) == 0
+    assert (tmp_path / "from_mixed" / "results.md").read_text() == table
+
+
+def test_a_run_both_exported_and_in_its_folder_counts_once(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs)
+    assert export(runs, tmp_path / "exported") == 0
+    assert run_plot((runs, tmp_path / "exported"), tmp_path / "out", "conditions", ("baseline", "camel")) == 0
+    assert "found 6 runs" in capsys.readouterr().out
+    assert table_rows(tmp_path / "out")["TD3"][0].endswith("(n=3)")
+
+
+def test_export_writes_each_finished_run_once_and_leaves_unfinished_ones(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs)
+    assert export(runs, tmp_path / "exported") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"exported 6 runs to {tmp_path / 'exported'} (")
+    assert out[1] == "not finished, so not exported: 1 run: Hopper-v4__random__1"
+    assert sorted(os.listdir(tmp_path / "exported")) == sorted(f"Hopper-v4__{c}__{s}.json" for c in ("baseline", "camel") for s in (1, 2, 3))
+    assert export(runs, tmp_path / "exported") == 0
+    assert capsys.readouterr().out.splitlines()[0] == "already in " + str(tmp_path / "exported") + ": 6 runs"
+
+
+def test_exported_file_is_small_and_holds_the_run(tmp_path):
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs, total=100_000)  # 1000 points of epsilon, 2000 episodes
+    assert export(runs, tmp_path / "exported") == 0
+    path = tmp_path / "exported" / "Hopper-v4__camel__2.json"
+    assert path.stat().st_size < 30_000
+    record = json.loads(path.read_text())
+    assert {k: record[k] for k in ("format", "run_name", "env_id", "condition", "seed", "total_timesteps")} == {
+        "format": "camel-run/1", "run_name": "Hopper-v4__camel__2", "env_id": "Hopper-v4", "condition": "camel",
+        "seed": 2, "total_timesteps": 100_000}  # fmt: skip
+    assert record["hyperparameters"] == {"exp_name": "camel", "seed": "2", "env_id": "Hopper-v4", "total_timesteps": "100000"}
+    assert record["finished"]["final_eval_return"] == pytest.approx(3020.0)
+    # the evaluation curve whole, the training curves thinned to at most 200 points: 500-step bins
+    assert record["curves"]["eval/episodic_return"] == [[s, 20.0 + 0.03 * s] for s in range(5000, 100_001, 5000)]
+    assert set(record["curves"]) == {"eval/episodic_return", "charts/epsilon", "charts/masked_fraction", "charts/episodic_return"}
+    assert record["binned"] == {"charts/epsilon": 500, "charts/masked_fraction": 500, "charts/episodic_return": 500}
+    # by hand: epsilon is 1 - s / 50000 at s = 0, 100, ...; the bin (0, 500] holds 100..500, mean at 300: 0.994
+    epsilon = record["curves"]["charts/epsilon"]
+    assert epsilon[:2] == [[0, 1.0], [500, 0.994]] and len(epsilon) == 201
+    # episodes end every 50 steps with return s / 100 + 2: the bin (500, 1000] holds 550, 600, ..., 1000: mean 7.75 + 2
+    assert record["curves"]["charts/episodic_return"][1] == [1000, 9.75]
+
+
+def test_incomplete_exported_file_is_left_out_with_a_note(sweep_runs, tmp_path, capsys):
+    (sweep_runs / "broken.json").write_text(json.dumps({"format": "camel-run/1", "env_id": "Hopper-v4", "curves": {}}))
+    (sweep_runs / "guides.json").write_text(json.dumps({"Hopper-v4": {"camel": 1.0}}))  # not a run: passed over
+    assert run_plot(sweep_runs, tmp_path / "out") == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: {sweep_runs / 'broken.json'}: left out: not a complete exported run (KeyError: 'condition'); export it again"]
+
+
+def test_bin_widths_run_100_200_500_1000():
+    assert [plot.bin_width(total, 200) for total in (10_000, 20_000, 40_000, 100_000, 1_000_000, 3_000_000)] == [
+        100, 100, 200, 500, 5000, 20_000]  # fmt: skip
+
+
+# ---- The command line
+def test_command_line_exports_then_plots_with_a_name_and_labels(tmp_path):
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs)
+    write_run(runs, "Hopper-v4__camel_standstill__1", line([5000, 10_000, 15_000, 20_000], 0.0, 5.0), finished=True)
+    exported = tmp_path / "exported"
+    result = subprocess.run([sys.executable, "plot.py", "export", str(runs), "--to", str(exported)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("exported 7 runs")
+    result = subprocess.run([sys.executable, "plot.py", str(exported), "--output-dir", str(tmp_path / "out"), "--name", "poor",
+                             "--label", "camel_standstill=CAMEL, stand-still guide", "--label", "camel=CAMEL"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["poor.md", "poor.pdf", "poor.png", "poor.svg"]
+    assert list(table_rows(tmp_path / "out", "poor")) == ["TD3", "CAMEL", "CAMEL, stand-still guide"]
 
 
 def test_command_line_on_empty_runs_dir_exits_1_without_traceback(tmp_path):
@@ -186,3 +504,14 @@ def test_command_line_on_empty_runs_dir_exits_1_without_traceback(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: no runs with eval/episodic_return under")
+
+
+def test_plotting_keeps_maths_on_one_thread_and_imports_no_torch(sweep_runs, tmp_path):
+    script = ("import sys, os, plot; print(os.environ['OMP_NUM_THREADS'], os.environ['OPENBLAS_NUM_THREADS']); "
+              f"code = plot.main(plot.Args(runs_dirs=({str(sweep_runs)!r},), output_dir={str(tmp_path / 'out')!r})); "
+              "print('torch' in sys.modules, code)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "1 1" and lines[-1] == "False 0"
