@@ -207,7 +207,7 @@ def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=
     """Run a guide for one episode per seed and measure each episode. Called in the evaluation child.
 
     The guide is loaded with camel_guide.load_guide, the same gate camel_td3.py uses (static checks, then a
-    trial on sample observations in a further child), and acts through its SafePolicy: a call that raises,
+    trial on sample observations in a further child), and acts through its Guide wrapper: a call that raises,
     takes over a second, or returns NaN or the wrong shape ends the evaluation with that reason.
     Returns {"episodes": [...], "error": ..., "video_error": ..., "max_episode_steps": ...}.
     """

@@ -17,7 +17,7 @@ training loop. camel_td3.py's periodic evaluation, which CleanRL's script does n
 of the run, past the measured window (`--eval-frequency` = total steps).
 
 Beside the runs it reports the guide's cost (microseconds per `policy(obs)` call, raw and through the
-SafePolicy wrapper that training uses, and their share of one training step) and the size of the replay
+Guide wrapper that training uses, and their share of one training step) and the size of the replay
 buffer of a 1M-step Ant-v4 run in our layout (observations, next observations, action, reward, done,
 and the action bounds of s and s', all float32), computed without allocating it.
 
@@ -243,7 +243,7 @@ def cleanrl_cuda_flags(python, script, env):
 
 
 def guide_cost(guide_path, env_id, calls):
-    """Microseconds per guide call: the raw `policy(obs)` and the SafePolicy that training calls, plus the
+    """Microseconds per guide call: the raw `policy(obs)` and the Guide wrapper that training calls, plus the
     bounds computed from its action (mask_bounds), on observations the guide would meet."""
     import gymnasium as gym
     import numpy as np
@@ -389,7 +389,7 @@ def markdown(results):
         share_of = f"; share of one training step of '{g['share_of']}' at its median steps/s" if g.get("share_of") else ""
         lines += ["", f"Guide cost ({shown(g['guide'])}, median over {g['calls']} calls{share_of}, for a step that calls the guide):", "",
                   "| call | us per call | share of a training step |", "|---|---|---|"]  # fmt: skip
-        for label, key in [("policy(obs), raw", "raw_policy"), ("SafePolicy(obs), as training calls it", "safe_policy"),
+        for label, key in [("policy(obs), raw", "raw_policy"), ("Guide(obs), as training calls it", "safe_policy"),
                            ("mask_bounds(action, w)", "mask_bounds")]:  # fmt: skip
             share = g.get(f"{key}_share")
             lines.append(f"| {label} | {number(g[f'{key}_us'], '.1f')} | {'-' if share is None else f'{share:.2%}'} |")
