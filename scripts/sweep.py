@@ -2,6 +2,7 @@
 
   ENV_ID=Hopper-v4 LLM_POLICY=policies/hopper.py SEEDS="1 2 3" WORKERS=2 scripts/sweep.sh
   scripts/hopper.sh                   # the same with Hopper's settings (also walker2d.sh, ant.sh)
+  VARIANT=fullactor EXTRA_ARGS="--actor-full-bounds-share 0.5" CONDITIONS=camel scripts/hopper.sh   # runs camel_fullactor
   scripts/sweep.sh --dry-run          # print the run matrix and what each run would do; run nothing
   scripts/sweep.sh --print-matrix     # one "condition seed" line per run, in the Slurm array's order
   scripts/sweep.sh --count            # the number of runs in the matrix
@@ -24,13 +25,18 @@ Settings (environment variables):
                    scripts/train_expert.sh, or experts/{ENV_ID}/td3_continuous_action.cleanrl_model, which
                    `hf download cleanrl/{ENV_ID}-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model
                    --local-dir experts/{ENV_ID}` gives, whichever exists)
-  EXTRA_ARGS       more trainer flags for every new run, split as a shell would (e.g. "--eval-frequency 10000")
+  EXTRA_ARGS       more trainer flags for every new run, split as a shell would (e.g. "--eval-frequency 10000"); flags
+                   that change the algorithm need a VARIANT, or their runs take the plain runs' names (and a finished
+                   plain run is skipped instead of run with them)
+  VARIANT          a name for the runs that EXTRA_ARGS changes: each condition's runs are named {condition}_{VARIANT}
+                   ({guide}_{VARIANT}_no_ma_em for a *_no_ma_em one, so that plot.py pairs it with its own control);
+                   letters and digits, joined by single _ . or -
   RUNS_DIR         where run folders go (default <repo>/runs); its name must be "runs", because the trainer writes
                    to ./runs: runs are started from the folder that holds it
   PYTHON           the interpreter for the runs (default <repo>/.venv/bin/python if it exists, else this one)
   DRY_RUN=1        the same as --dry-run
 
-Conditions (each run's --exp-name is its condition; with TRAINER=sac, sac_{condition}):
+Conditions (each run's --exp-name is its condition; with VARIANT, {condition}_{VARIANT}; with TRAINER=sac, sac_ before it):
   baseline         no guide (TD3, or SAC)
   camel            --llm-policy $LLM_POLICY
   random           --random-guide
@@ -154,6 +160,15 @@ def parse_condition(text, llm_policy, expert_model, env_id):
     return Condition(text, flags + (NO_MA_EM if text.endswith("_no_ma_em") else ()))
 
 
+def with_variant(condition, variant):
+    """The condition under VARIANT's name, NAME_VARIANT (NAME_VARIANT_no_ma_em for a _no_ma_em one), with the same
+    flags: EXTRA_ARGS gives the variant's own."""
+    if not variant:
+        return condition
+    base = condition.name.removesuffix("_no_ma_em")
+    return Condition(f"{base}_{variant}{condition.name[len(base):]}", condition.flags)
+
+
 def read_settings(environ=os.environ, repo=REPO):
     """The sweep's settings from environment variables, checked: UsageError names the first wrong one."""
     env_id = environ.get("ENV_ID") or "Hopper-v4"
@@ -191,7 +206,10 @@ def read_settings(environ=os.environ, repo=REPO):
         names = ["baseline", "random", "random_no_ma_em"]
         names += ["camel", "camel_no_ma_em"] if llm_policy else []
         names += ["expert", "expert_no_ma_em"] if expert_model else []
-    conditions = [parse_condition(name, llm_policy, expert_model, env_id) for name in names]
+    variant = environ.get("VARIANT") or ""
+    if variant and not re.fullmatch(r"[A-Za-z0-9]+([_.-][A-Za-z0-9]+)*", variant):
+        raise UsageError(f"VARIANT '{variant}' must be letters and digits, joined by single _ . or - (e.g. fullactor, distill_1)")
+    conditions = [with_variant(parse_condition(name, llm_policy, expert_model, env_id), variant) for name in names]
     if len({c.name for c in conditions}) < len(conditions):
         raise UsageError(f"CONDITIONS names a condition twice: {' '.join(names)}")
 

@@ -212,9 +212,9 @@ def test_td3_target_noise_is_clamped_into_next_bounds(hopper, monkeypatch):
     assert torch.all(seen[0] >= data.next_low) and torch.all(seen[0] <= data.next_high)
 
 
-def one_update(critics_class, hopper, steps=3, compiled=False, fast=True):
+def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target_full_bounds=False, **actor_options):
     """A few TD3 updates (critics, actor, targets) on a fixed batch. fast=False is CleanRL's plain path: Adam
-    without fusing, and targets updated parameter by parameter."""
+    without fusing, and targets updated parameter by parameter. The options are camel_td3.py's unmasked-gain ones."""
     torch.manual_seed(0)
     actor, qf, qf_target, target_actor = Actor(hopper), critics_class(hopper), critics_class(hopper), Actor(hopper)
     qf_target.load_state_dict(qf.state_dict())
@@ -226,8 +226,8 @@ def one_update(critics_class, hopper, steps=3, compiled=False, fast=True):
     data = random_batch(n=256, seed=1)
     torch.manual_seed(2)
     for _ in range(steps):
-        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5)
-        actor_loss = actor_step(data, actor, qf, actor_optimizer)
+        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, target_full_bounds=target_full_bounds)
+        actor_loss = actor_step(data, actor, qf, actor_optimizer, **actor_options)
         if fast:
             update_targets(list(target_actor.parameters()) + list(qf_target.parameters()),
                            list(actor.parameters()) + list(qf.parameters()), 0.005)  # fmt: skip
@@ -262,6 +262,13 @@ def test_fast_path_computes_the_same_update_as_cleanrls_plain_path(hopper):
     torch.manual_seed(0)
     initial_actor = Actor(hopper)  # the target actor's starting weights, as in one_update
     assert not torch.allclose(fast[6]["fc1.weight"], initial_actor.fc1.weight, atol=1e-7)  # the targets did move
+
+
+def test_fast_path_computes_the_same_update_with_the_unmasked_gain_options_on(hopper):
+    options = dict(target_full_bounds=True, full_bounds_share=0.5, distill_coef=1.0)
+    plain, fast = one_update(CriticPair, hopper, fast=False, **options), one_update(TwinQNetwork, hopper, **options)
+    assert_same_update(plain, fast)
+    assert not torch.allclose(fast[4]["fc1.weight"], one_update(TwinQNetwork, hopper)[4]["fc1.weight"], atol=1e-7)
 
 
 def test_compiled_update_computes_the_same_update_as_eager(hopper, monkeypatch):

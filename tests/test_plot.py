@@ -363,6 +363,15 @@ def test_conditions_have_the_papers_names():
     assert plot.condition_label("unknown", labels) == "unknown"
 
 
+def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
+    # scripts/sweep.py's VARIANT names runs {guide}_{VARIANT} and {guide}_{VARIANT}_no_ma_em
+    colors = plot.condition_colors({"camel", "camel_fullactor", "camel_fullactor_no_ma_em", "camel_distill"})
+    assert colors["camel_fullactor"] == colors["camel_fullactor_no_ma_em"] != colors["camel"]
+    assert len({colors["camel"], colors["camel_fullactor"], colors["camel_distill"]}) == 3
+    assert plot.condition_label("camel_distill", {}) == "camel_distill"
+    assert plot.condition_label("camel_fullactor_no_ma_em", {"camel_fullactor": "CAMEL, full-bounds actor"}) == "CAMEL, full-bounds actor w/o MA EM"
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
     ("{not json", "not JSON"),

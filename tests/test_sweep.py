@@ -22,7 +22,7 @@ sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
 
 SETTING_NAMES = ["ENV_ID", "SEEDS", "CONDITIONS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "TRAINER", "LLM_POLICY",
-                 "EXPERT_MODEL", "EXTRA_ARGS", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
+                 "EXPERT_MODEL", "EXTRA_ARGS", "VARIANT", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
 GUIDE = "import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n"
 
 
@@ -120,6 +120,32 @@ def test_dry_run_prints_each_runs_plan_and_runs_nothing(tmp_path, guide):
     assert f"--llm-policy {guide}" in lines[2] and not (tmp_path / "runs").exists()
 
 
+def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tmp_path, guide):
+    s = settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel camel_no_ma_em", LLM_POLICY=guide, VARIANT="fullactor",
+                 EXTRA_ARGS="--actor-full-bounds-share 0.5", PYTHON="python3")  # fmt: skip
+    (plain, no_ma_em) = sweep.matrix(s)
+    assert plain.name == "Hopper-v4__camel_fullactor__1" and no_ma_em.name == "Hopper-v4__camel_fullactor_no_ma_em__1"
+    assert sweep.plan(plain, s)[1] == [
+        "python3", str(repo / "camel_td3.py"), "--env-id", "Hopper-v4", "--seed", "1", "--exp-name", "camel_fullactor",
+        "--run-name", "Hopper-v4__camel_fullactor__1", "--total-timesteps", "1000000", "--llm-policy", str(guide),
+        "--torch-threads", "1", "--actor-full-bounds-share", "0.5"]  # fmt: skip
+    (tmp_path / "runs/Hopper-v4__camel__1").mkdir(parents=True)
+    (tmp_path / "runs/Hopper-v4__camel__1/finished.json").write_text("{}")  # the plain run does not stand in for the variant
+    assert sweep.plan(plain, s)[0] == "start"
+    (run,) = sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="random", VARIANT="distill_1", TRAINER="td3"))
+    assert run.exp_name == "random_distill_1"
+
+
+def test_variant_dry_run_and_print_matrix_show_its_names_and_flags(tmp_path, guide):
+    environ = dict(SEEDS="1 2", CONDITIONS="camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", VARIANT="tfb",
+                   EXTRA_ARGS="--target-full-bounds", TOTAL_TIMESTEPS=100000, PYTHON="python3")  # fmt: skip
+    assert run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines() == ["camel_tfb 1", "camel_tfb 2"]
+    lines = run_script(SCRIPTS / "hopper.sh", "--dry-run", **environ).stdout.splitlines()[1:]
+    assert lines[0] == (f"start   camel_tfb        seed 1    python3 {REPO}/camel_td3.py --env-id Hopper-v4 --seed 1 --exp-name camel_tfb "
+                        f"--run-name Hopper-v4__camel_tfb__1 --total-timesteps 100000 --llm-policy {guide} --torch-threads 1 "
+                        "--target-full-bounds")  # fmt: skip
+
+
 def test_print_matrix_and_count_agree(tmp_path, guide):
     environ = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
     matrix = run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines()
@@ -161,6 +187,8 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
     ({"SEEDS": "1 two"}, "SEEDS must be an integer"),
     ({"TRAINER": "ppo"}, "TRAINER must be one of td3, sac"),
     ({"RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
+    ({"VARIANT": "full__actor"}, "VARIANT 'full__actor' must be letters and digits, joined by single _ . or -"),
+    ({"VARIANT": "full actor"}, "VARIANT 'full actor' must be"),
 ])  # fmt: skip
 def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
     with pytest.raises(sweep.UsageError, match=message):
