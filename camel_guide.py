@@ -381,7 +381,8 @@ def expert_policy(model: str, env):
 
     Runs the actor's weights with a small NumPy forward pass (fc1, fc2: relu; fc_mu: tanh), so that loading
     an expert needs no trainer code. Accepts CleanRL's TD3 actor and the trainers' masking-aware one, which
-    is given the full bounds (low = -1, high = 1) as its extra inputs. Raises GuideError (one line).
+    is given the full bounds (low = -1, high = 1) as its extra inputs, and a SAC actor (CleanRL's or
+    camel_sac.py's), run by its mean action tanh(fc_mean). Raises GuideError (one line).
     """
     import torch  # only experts need it: the LLM guides' checks stay light for generate_policy.py
 
@@ -393,6 +394,8 @@ def expert_policy(model: str, env):
         raise GuideError(f"--expert-model {model}: {e}") from None
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)[0]
+        if "fc_mean.weight" in state:  # a SAC actor: its deterministic action is its mean's, as fc_mu's is TD3's
+            state = {name.replace("fc_mean.", "fc_mu."): value for name, value in state.items()}
         weights = {name: state[name].double().numpy() for name in
                    ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc_mu.weight", "fc_mu.bias", "action_scale", "action_bias"]}  # fmt: skip
     except Exception as e:

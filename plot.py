@@ -16,8 +16,8 @@ under the folders given, run folders with TensorBoard event files and exported r
   - {name}.md (also printed): for each env, the return at --steps, each seed's final return, and two
     sample-efficiency measures against the baseline.
 
-Which runs: by default the sweep's conditions (baseline, camel, random, expert, each also _no_ma_em) and those
-named by --label; --conditions chooses the conditions, in its order. Runs of any other exp_name (camel_td3.py's
+Which runs: by default the sweep's conditions (baseline, camel, random, expert, each also _no_ma_em; with
+TRAINER=sac the same with a sac_ prefix) and those named by --label; --conditions chooses the conditions, in its order. Runs of any other exp_name (camel_td3.py's
 default, camel_td3, for one) are left out with one note that names them.
 
 Definitions
@@ -78,9 +78,13 @@ EXPORT_THINNED = ("charts/episodic_return", "charts/epsilon", "charts/masked_fra
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]
 PAPER_CONDITIONS = ["baseline", "expert", "expert_no_ma_em", "random", "random_no_ma_em", "camel", "camel_no_ma_em"]
 NO_MA_EM = "_no_ma_em"  # the control without the masking-aware actor and epsilon masking
+SAC = "sac_"  # the sweep's prefix for runs of camel_sac.py (TRAINER=sac)
+SWEEP_CONDITIONS = PAPER_CONDITIONS + [SAC + c for c in PAPER_CONDITIONS]
 # Each built-in condition's name in the paper and its colour in every figure (its _no_ma_em control: the same
 # colour, dash-dotted); other conditions take colours from OTHER_COLORS, chosen by name.
-LABELS = {"baseline": "TD3", "camel": "CAMEL (LLM masking)", "expert": "Expert masking", "random": "Random masking"}
+LABELS = {"baseline": "TD3", "camel": "CAMEL (LLM masking)", "expert": "Expert masking", "random": "Random masking",
+          "sac_baseline": "SAC", "sac_camel": "CAMEL-SAC (LLM masking)", "sac_expert": "Expert masking (SAC)",
+          "sac_random": "Random masking (SAC)"}  # fmt: skip
 COLORS = {"baseline": "#4d4d4d", "camel": "#1f77b4", "expert": "#2ca02c", "random": "#ff7f0e"}
 OTHER_COLORS = ["#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
 AXIS_LABELS = {
@@ -544,8 +548,9 @@ def read_guide_returns(path, given):
 
 def guide_lines(guides, env_id, conditions):
     """(condition, return) of each guide with a known return among the shown conditions (X's guide is also
-    X_no_ma_em's)."""
+    X_no_ma_em's, and sac_X's)."""
     shown = set(conditions) | {base_condition(c) for c in conditions}
+    shown |= {c[len(SAC) :] for c in shown if c.startswith(SAC)}
     return [(condition, float(value)) for condition, value in guides.get(env_id, {}).items() if condition in shown]
 
 
@@ -728,7 +733,7 @@ def main(args):
         done = sum(finished for _, finished in found.empty)
         print(f"note: skipped {plural(len(found.empty), 'run')} with no {args.tag} yet ({len(found.empty) - done} not finished, "
               f"{done} finished; a failed start says why in its log.txt): {listing([p for p, _ in found.empty])}")  # fmt: skip
-    wanted = set(args.conditions) if args.conditions else set(PAPER_CONDITIONS) | set(custom_labels)
+    wanted = set(args.conditions) if args.conditions else set(SWEEP_CONDITIONS) | set(custom_labels)
     runs = [run for run in found.runs if run.condition in wanted]
     left_out = [run for run in found.runs if run.condition not in wanted]
     if left_out and not args.conditions:
@@ -752,7 +757,7 @@ def main(args):
     found_envs = {env for env, _ in groups}
     found_conditions = {condition for _, condition in groups}
     envs = ordered(found_envs, args.envs, PAPER_ENVS)
-    conditions = ordered(found_conditions, args.conditions, PAPER_CONDITIONS, first=args.baseline)
+    conditions = ordered(found_conditions, args.conditions, SWEEP_CONDITIONS, first=args.baseline)
     for name, chosen, present in [("env", args.envs, found_envs), ("condition", args.conditions, found_conditions)]:
         for missing_name in [c for c in chosen if c not in present]:
             print(f"note: no runs of {name} '{missing_name}' under {where}")

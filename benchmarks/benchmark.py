@@ -33,6 +33,9 @@ Examples:
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 1 2
     # add a variant (flags are camel_td3.py's; {guide} is --guide-policy)
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variant "camel-epsilon=--llm-policy {guide}"
+    # SAC: a variant whose flags start with camel_sac.py runs that trainer (its 'vs CleanRL' is still against TD3)
+    python benchmarks/benchmark.py --variants "sac=camel_sac.py" "sac-camel=camel_sac.py --llm-policy {guide} --no-epsilon-masking" \
+        --reference-variant sac
     # a quick look while developing
     python benchmarks/benchmark.py --warmup-steps 1000 --train-steps 1000 --repeats 1
 """
@@ -58,7 +61,8 @@ import tyro
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_td3 and camel_guide, when run as `python benchmarks/benchmark.py`
 
-SPS_TAG = "charts/SPS"  # logged every 100 steps by both camel_td3.py and CleanRL's TD3
+SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3
+TRAINERS = ("camel_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
 DEFAULT_CLEANRL_PYTHON = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "camel/cleanrl-venv/bin/python"
 
 
@@ -116,7 +120,7 @@ class Args:
 
 class Variant(NamedTuple):
     name: str
-    flags: list  # camel_td3.py flags; None for CleanRL's script
+    flags: list  # camel_td3.py flags, or a trainer in TRAINERS and its flags; None for CleanRL's script
 
 
 class Window(NamedTuple):
@@ -139,8 +143,9 @@ def parse_variants(specs, guide):
         if not sep or not name.strip():
             raise SystemExit(f'error: variant {spec!r} is not NAME=FLAGS (e.g. "camel=--llm-policy {{guide}}")')
         tokens = [token.replace("{guide}", guide) for token in shlex.split(flags)]
+        trainer = [tokens.pop(0)] if tokens[:1] and tokens[0] in TRAINERS else []
         tokens = [os.path.abspath(t) if not t.startswith("-") and os.path.exists(t) else t for t in tokens]
-        variants.append(Variant(name.strip(), tokens))
+        variants.append(Variant(name.strip(), trainer + tokens))
     names = [v.name for v in variants]
     if len(set(names)) != len(names) or "cleanrl" in names:
         raise SystemExit(f"error: variant names must be distinct and not 'cleanrl': {names}")
@@ -148,13 +153,14 @@ def parse_variants(specs, guide):
 
 
 def camel_command(args, variant, seed, threads, total_steps):
+    trainer, flags = (variant.flags[0], variant.flags[1:]) if variant.flags[:1] and variant.flags[0] in TRAINERS else ("camel_td3.py", variant.flags)
     return [
-        sys.executable, str(REPO / "camel_td3.py"),
+        sys.executable, str(REPO / trainer),
         "--env-id", args.env_id, "--seed", str(seed), "--total-timesteps", str(total_steps),
         "--learning-starts", str(args.warmup_steps), "--run-name", "benchmark", "--torch-threads", str(threads),
         "--eval-frequency", str(total_steps), "--eval-episodes", "1", "--checkpoint-frequency", "0",
         "--cuda" if args.device == "cuda" else "--no-cuda",
-        *variant.flags,
+        *flags,
     ]  # fmt: skip
 
 
@@ -370,7 +376,7 @@ def markdown(results):
         f"{s['train_steps']} measured training steps; steps/s from the runs' own TensorBoard wall times; "
         f"median and range of {s['repeats']} repeats.",
         "",
-        "| variant | camel_td3.py flags | threads | steps/s (median) | min-max | vs CleanRL | vs baseline |",
+        "| variant | camel_td3.py flags (or a trainer named first, and its flags) | threads | steps/s (median) | min-max | vs CleanRL | vs baseline |",
         "|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     flags = {v["name"]: v["flags"] for v in results["variants"]}

@@ -76,6 +76,16 @@ def test_variants_are_named_flag_sets_with_the_guide_filled_in(tmp_path):
         benchmark.parse_variants(["a=", "a=--compile"], guide)
 
 
+def test_a_variant_that_names_camel_sac_runs_the_sac_trainer(tmp_path):
+    guide = str(tmp_path / "guide.py")
+    sac, td3 = benchmark.parse_variants(["sac-camel=camel_sac.py --llm-policy {guide}", "camel=--llm-policy {guide}"], guide)
+    assert sac == ("sac-camel", ["camel_sac.py", "--llm-policy", guide])
+    args = benchmark.Args()
+    sac_command, td3_command = (benchmark.camel_command(args, v, seed=1, threads=1, total_steps=100) for v in (sac, td3))
+    assert sac_command[1] == str(benchmark.REPO / "camel_sac.py") and td3_command[1] == str(benchmark.REPO / "camel_td3.py")
+    assert sac_command[2:] == td3_command[2:] and sac_command[-2:] == ["--llm-policy", guide]
+
+
 def test_replay_buffer_size_of_a_million_step_ant_run_is_computed_without_allocating_it():
     memory = benchmark.replay_buffer_memory("Ant-v4", 1_000_000)
 

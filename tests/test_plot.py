@@ -363,6 +363,18 @@ def test_conditions_have_the_papers_names():
     assert plot.condition_label("unknown", labels) == "unknown"
 
 
+def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for condition in ["baseline", "sac_baseline", "sac_camel", "sac_camel_no_ma_em"]:  # TRAINER=sac names them sac_{condition}
+        write_run(runs, f"Hopper-v4__{condition}__1", line([1000, 2000], 0.01))
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": 2542.0}}))
+    assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
+    assert "not from a sweep" not in capsys.readouterr().out
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC (LLM masking)", "CAMEL-SAC (LLM masking) w/o MA EM"]
+    assert "Guide's own return (dashed in the figure): CAMEL (LLM masking) 2542.0." in (tmp_path / "out" / "results.md").read_text()
+
+
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
     # scripts/sweep.py's VARIANT names runs {guide}_{VARIANT} and {guide}_{VARIANT}_no_ma_em
     colors = plot.condition_colors({"camel", "camel_fullactor", "camel_fullactor_no_ma_em", "camel_distill"})
