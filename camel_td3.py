@@ -539,6 +539,7 @@ if __name__ == "__main__":
     obs = None  # None: an episode starts at the top of the loop
     window_masked = window_steps = 0
     last_return = eval_return = None
+    actor_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
@@ -595,7 +596,8 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf1_loss", qf1_loss, global_step)
                     writer.add_scalar("losses/qf2_loss", qf2_loss, global_step)
                     writer.add_scalar("losses/qf_loss", (qf1_loss + qf2_loss) / 2.0, global_step)
-                    writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
+                    if actor_loss is not None:
+                        writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
                     if args.distill_coef > 0:  # CAMEL: the distillation term (unweighted) and the share of rows its filter keeps
                         with torch.no_grad():
                             _, distill_loss, distill_fraction = actor_objective(data, actor, qf, args.actor_full_bounds_share, args.distill_coef)

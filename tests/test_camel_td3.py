@@ -423,6 +423,16 @@ def test_short_camel_run_writes_cleanrl_and_camel_scalars(workdir):
     assert not (workdir / "runs/r/checkpoint.pt").exists()
 
 
+def test_actor_loss_is_logged_from_the_first_actor_update_whatever_the_policy_frequency(workdir):
+    # step 100 updates the critics, and the actor only at step 102, the first multiple of 3 after learning starts
+    result = run_trainer(workdir, "--run-name", "r", *FAST, "--policy-frequency", "3", "--learning-starts", "99",
+                         "--total-timesteps", "400")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    values, _ = scalars(workdir / "runs/r")
+    assert [step for step, _ in values["losses/qf1_loss"]] == [100, 200, 300]
+    assert [step for step, _ in values["losses/actor_loss"]] == [200, 300]
+
+
 def test_without_epsilon_masking_every_step_is_masked(workdir):
     result = run_trainer(workdir, "--llm-policy", "guide.py", "--no-epsilon-masking", "--run-name", "r", *FAST)
     assert result.returncode == 0, result.stderr
