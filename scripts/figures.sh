@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Redraw every results figure and table in docs/results/ from the committed run data (docs/results/runs/), with no
+# training: one plot.py call per question of docs/results.md. A figure whose runs are not in the data yet is
+# reported and skipped.
+#   scripts/figures.sh                      # all figures
+#   RUNS=runs/ OUT=plots scripts/figures.sh # the same figures from your own runs
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+cd "$repo"
+python="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}"
+runs="${RUNS:-docs/results/runs}"
+out="${OUT:-docs/results}"
+missing=()
+
+figure() {  # figure NAME PLOT_ARGS...: draw one figure, or note that its runs are missing
+  local name="$1"; shift
+  echo "== $name"
+  if ! "$python" plot.py "$runs" --output-dir "$out" --name "$name" "$@"; then
+    missing+=("$name")
+  fi
+}
+
+figure headline   --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
+figure ant        --envs Ant-v4 --conditions baseline random expert camel
+figure expert     --envs Hopper-v4 Ant-v4 --conditions baseline expert camel
+figure controls   --envs Hopper-v4 --conditions baseline camel camel_no_ma_em expert expert_no_ma_em random random_no_ma_em
+figure poor_guide --envs Hopper-v4 Walker2d-v4 --conditions baseline camel standstill lean \
+                  --label "standstill=CAMEL, stand-still guide" --label "lean=CAMEL, leaning guide"
+figure unmasked_gain --envs Hopper-v4 Ant-v4 --conditions baseline camel camel_fullactor camel_fulltarget camel_distill \
+                  --label "camel_fullactor=CAMEL + actor under full bounds" \
+                  --label "camel_fulltarget=CAMEL + target under full bounds" \
+                  --label "camel_distill=CAMEL + Q-filtered distillation"
+figure sac        --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel --baseline sac_baseline
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "not drawn (no runs for them in $runs yet): ${missing[*]}"
+fi
