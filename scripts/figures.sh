@@ -13,25 +13,33 @@ runs="${RUNS:-docs/results/runs}"
 out="${OUT:-docs/results}"
 missing=()
 
-figure() {  # figure NAME PLOT_ARGS...: draw one figure, or note that its runs are missing
-  local name="$1"; shift
+figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any run of those conditions exists
+  local name="$1" about="$2" condition; shift 2
   echo "== $name"
-  if ! "$python" plot.py "$runs" --output-dir "$out" --name "$name" "$@"; then
-    missing+=("$name")
-  fi
+  for condition in $about; do
+    if compgen -G "$runs/*__${condition}__*" > /dev/null; then
+      "$python" plot.py "$runs" --output-dir "$out" --name "$name" "$@" || missing+=("$name")
+      return
+    fi
+  done
+  echo "no runs of $about yet"
+  missing+=("$name")
 }
 
-figure headline   --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
-figure ant        --envs Ant-v4 --conditions baseline random expert camel
-figure expert     --envs Hopper-v4 Ant-v4 --conditions baseline expert camel
-figure controls   --envs Hopper-v4 --conditions baseline camel camel_no_ma_em expert expert_no_ma_em random random_no_ma_em
-figure poor_guide --envs Hopper-v4 Walker2d-v4 --conditions baseline camel standstill lean \
+figure headline   "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
+figure ant        "random expert" --envs Ant-v4 --conditions baseline random expert camel
+figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline expert camel
+figure controls   "camel_no_ma_em expert_no_ma_em random_no_ma_em" --envs Hopper-v4 \
+                  --conditions baseline camel camel_no_ma_em expert expert_no_ma_em random random_no_ma_em
+figure poor_guide "standstill lean" --envs Hopper-v4 Walker2d-v4 --conditions baseline camel standstill lean \
                   --label "standstill=CAMEL, stand-still guide" --label "lean=CAMEL, leaning guide"
-figure unmasked_gain --envs Hopper-v4 Ant-v4 --conditions baseline camel camel_fullactor camel_fulltarget camel_distill \
+figure unmasked_gain "camel_fullactor camel_fulltarget camel_distill camel_early" --envs Hopper-v4 Ant-v4 \
+                  --conditions baseline baseline_early camel camel_early camel_fullactor camel_fulltarget camel_distill \
+                  --label "baseline_early=TD3, learning from 5k" --label "camel_early=CAMEL, learning from 5k" \
                   --label "camel_fullactor=CAMEL + actor under full bounds" \
                   --label "camel_fulltarget=CAMEL + target under full bounds" \
                   --label "camel_distill=CAMEL + Q-filtered distillation"
-figure sac        --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel --baseline sac_baseline
+figure sac        "sac_baseline sac_camel" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel --baseline sac_baseline
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "not drawn (no runs for them in $runs yet): ${missing[*]}"
