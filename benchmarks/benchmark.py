@@ -1,7 +1,9 @@
-"""Training speed of CAMEL-TD3 (camel_td3.py) beside CleanRL's TD3, in environment steps per second.
+"""Training speed of CAMEL-TD3 (camel_td3.py) and CAMEL-SAC (camel_sac.py) beside CleanRL's TD3 and SAC, in
+environment steps per second.
 
-Each configuration ("variant": a name and extra camel_td3.py flags) and CleanRL's
-cleanrl/td3_continuous_action.py are run as separate processes, in fresh temporary folders, for the same
+Each configuration ("variant": a name and extra camel_td3.py or camel_sac.py flags) and CleanRL's own script for
+the same algorithm (cleanrl/td3_continuous_action.py, and cleanrl/sac_continuous_action.py when a variant runs
+camel_sac.py) are run as separate processes, in fresh temporary folders, for the same
 steps, seed and hyperparameters; round-robin over the repeats, so that a change in the machine's load
 touches every variant alike. The table gives the median and the range over the repeats, and the ratios
 to CleanRL and to our own baseline at the same thread count.
@@ -33,9 +35,9 @@ Examples:
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 1 2
     # add a variant (flags are camel_td3.py's; {guide} is --guide-policy)
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variant "camel-epsilon=--llm-policy {guide}"
-    # SAC: a variant whose flags start with camel_sac.py runs that trainer (its 'vs CleanRL' is still against TD3)
-    python benchmarks/benchmark.py --variants "sac=camel_sac.py" "sac-camel=camel_sac.py --llm-policy {guide} --no-epsilon-masking" \
-        --reference-variant sac
+    # SAC: a variant whose flags start with camel_sac.py runs that trainer, beside CleanRL's SAC (row cleanrl-sac)
+    python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variants "sac=camel_sac.py" \
+        "sac-camel=camel_sac.py --llm-policy {guide} --no-epsilon-masking" --reference-variant sac
     # a quick look while developing
     python benchmarks/benchmark.py --warmup-steps 1000 --train-steps 1000 --repeats 1
 """
@@ -61,8 +63,10 @@ import tyro
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_td3 and camel_guide, when run as `python benchmarks/benchmark.py`
 
-SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3
+SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3 and SAC
 TRAINERS = ("camel_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
+# each trainer's counterpart in a CleanRL checkout, and the name of its row
+CLEANRL_SCRIPTS = {"camel_td3.py": ("cleanrl", "td3_continuous_action.py"), "camel_sac.py": ("cleanrl-sac", "sac_continuous_action.py")}
 DEFAULT_CLEANRL_PYTHON = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "camel/cleanrl-venv/bin/python"
 
 
@@ -96,7 +100,8 @@ class Args:
     """the guide file used by {guide} in the variants and timed for the guide-cost table"""
     cleanrl: Optional[str] = None
     """path of a CleanRL checkout (github.com/vwxyzjn/cleanrl, outside this repo); runs its
-    cleanrl/td3_continuous_action.py beside our variants (none: no CleanRL rows)"""
+    cleanrl/td3_continuous_action.py beside camel_td3.py variants and cleanrl/sac_continuous_action.py (row
+    cleanrl-sac) beside camel_sac.py variants (none: no CleanRL rows)"""
     cleanrl_python: Optional[str] = None
     """the Python of CleanRL's venv (default: ~/.cache/camel/cleanrl-venv/bin/python, as made by
     benchmarks/setup_cleanrl.sh)"""
@@ -121,6 +126,11 @@ class Args:
 class Variant(NamedTuple):
     name: str
     flags: list  # camel_td3.py flags, or a trainer in TRAINERS and its flags; None for CleanRL's script
+    trainer: str = "camel_td3.py"  # ours, or for a CleanRL row the trainer it stands beside
+
+
+def trainer_of(flags):
+    return flags[0] if flags[:1] and flags[0] in TRAINERS else "camel_td3.py"
 
 
 class Window(NamedTuple):
@@ -145,10 +155,11 @@ def parse_variants(specs, guide):
         tokens = [token.replace("{guide}", guide) for token in shlex.split(flags)]
         trainer = [tokens.pop(0)] if tokens[:1] and tokens[0] in TRAINERS else []
         tokens = [os.path.abspath(t) if not t.startswith("-") and os.path.exists(t) else t for t in tokens]
-        variants.append(Variant(name.strip(), trainer + tokens))
+        variants.append(Variant(name.strip(), trainer + tokens, trainer_of(trainer)))
     names = [v.name for v in variants]
-    if len(set(names)) != len(names) or "cleanrl" in names:
-        raise SystemExit(f"error: variant names must be distinct and not 'cleanrl': {names}")
+    reserved = [row for row, _ in CLEANRL_SCRIPTS.values()]
+    if len(set(names)) != len(names) or set(names) & set(reserved):
+        raise SystemExit(f"error: variant names must be distinct and not {' or '.join(reserved)}: {names}")
     return variants
 
 
@@ -164,9 +175,9 @@ def camel_command(args, variant, seed, threads, total_steps):
     ]  # fmt: skip
 
 
-def cleanrl_command(args, python, seed, total_steps, cuda_flags):
+def cleanrl_command(args, python, trainer, seed, total_steps, cuda_flags):
     return [
-        python, os.path.join(args.cleanrl, "cleanrl", "td3_continuous_action.py"),
+        python, os.path.join(args.cleanrl, "cleanrl", CLEANRL_SCRIPTS[trainer][1]),
         "--env-id", args.env_id, "--seed", str(seed), "--total-timesteps", str(total_steps),
         "--learning-starts", str(args.warmup_steps), *cuda_flags[args.device],
     ]  # fmt: skip
@@ -335,8 +346,9 @@ def machine_info(args):
     return info
 
 
-def summarise(runs, reference_variant):
-    """One row per (variant, threads): median and range of steps/s, and ratios at the same thread count."""
+def summarise(runs, reference_variant, cleanrl_rows=None):
+    """One row per (variant, threads): median and range of steps/s, and ratios at the same thread count (to
+    cleanrl_rows[variant], the CleanRL row of the variant's algorithm; 'cleanrl' when not given)."""
     rows = []
     for key in dict.fromkeys((r["variant"], r["threads"]) for r in runs):
         sps = [r["steps_per_second"] for r in runs if (r["variant"], r["threads"]) == key and "steps_per_second" in r]
@@ -344,7 +356,8 @@ def summarise(runs, reference_variant):
         rows.append({"variant": key[0], "threads": key[1], "median": statistics.median(sps) if sps else None,
                      "min": min(sps, default=None), "max": max(sps, default=None), "repeats": len(sps), "errors": errors})  # fmt: skip
     for row in rows:
-        for column, name in [("vs_cleanrl", "cleanrl"), ("vs_baseline", reference_variant)]:
+        cleanrl = (cleanrl_rows or {}).get(row["variant"], "cleanrl")
+        for column, name in [("vs_cleanrl", cleanrl), ("vs_baseline", reference_variant)]:
             other = next((r for r in rows if r["variant"] == name and r["threads"] == row["threads"]), None)
             row[column] = row["median"] / other["median"] if row["median"] and other and other["median"] else None
     return rows
@@ -381,8 +394,8 @@ def markdown(results):
     ]  # fmt: skip
     flags = {v["name"]: v["flags"] for v in results["variants"]}
     for row in results["summary"]:
-        if row["variant"] == "cleanrl":
-            command = "(CleanRL's td3_continuous_action.py)"
+        if row["variant"] not in flags:
+            command = f"(CleanRL's {results['cleanrl_rows'][row['variant']]})"
         else:
             command = " ".join(map(shown, flags[row["variant"]])) or "(none)"
         failed = f" ({len(row['errors'])} failed: {row['errors'][0]})" if row["errors"] else ""
@@ -440,7 +453,11 @@ def main(args):
         if cleanrl_venv["torch"] != ours["torch"]:
             print(f"warning: CleanRL's venv has torch {cleanrl_venv['torch']}, ours {ours['torch']}", file=sys.stderr)
         cuda_flags = cleanrl_cuda_flags(cleanrl_python, script, child_env(0, args.cleanrl))
-        variants.append(Variant("cleanrl", None))
+        for trainer in dict.fromkeys(v.trainer for v in variants):  # CleanRL's script for each algorithm measured
+            row, name = CLEANRL_SCRIPTS[trainer]
+            if not os.path.isfile(os.path.join(args.cleanrl, "cleanrl", name)):
+                raise SystemExit(f"error: --cleanrl {args.cleanrl}: no cleanrl/{name} there (for the {trainer} variants)")
+            variants.append(Variant(row, None, trainer))
 
     # phase 2: the runs, round-robin over repeats, thread counts and variants
     from_step = args.warmup_steps + args.settle_steps
@@ -452,7 +469,7 @@ def main(args):
         for threads in args.torch_threads:
             for variant in variants:
                 if variant.flags is None:
-                    command = cleanrl_command(args, cleanrl_python, seed, total_steps, cuda_flags)
+                    command = cleanrl_command(args, cleanrl_python, variant.trainer, seed, total_steps, cuda_flags)
                     env = child_env(threads, args.cleanrl)
                 else:
                     command = camel_command(args, variant, seed, threads, total_steps)
@@ -466,7 +483,8 @@ def main(args):
                       f" ({record['process_seconds']:.0f} s){' in ' + record['folder'] if args.keep_runs else ''}", flush=True)  # fmt: skip
 
     # phase 3: the guide's cost and the replay buffer's size
-    summary = summarise(runs, args.reference_variant)
+    cleanrl_rows = {v.name: CLEANRL_SCRIPTS[v.trainer][0] for v in variants}
+    summary = summarise(runs, args.reference_variant, cleanrl_rows)
     guide_row = guide_cost(guide, args.env_id, args.guide_calls) if args.guide_calls else None
     if guide_row:
         guided = [v.name for v in variants if v.flags is not None and guide in v.flags]
@@ -485,6 +503,7 @@ def main(args):
         "command": shlex.join(["python", os.path.relpath(os.path.abspath(sys.argv[0]), os.getcwd()), *sys.argv[1:]]),
         "settings": asdict(args), "machine": machine, "ours": ours, "cleanrl_venv": cleanrl_venv,
         "variants": [{"name": v.name, "flags": v.flags} for v in variants if v.flags is not None],
+        "cleanrl_rows": {CLEANRL_SCRIPTS[v.trainer][0]: CLEANRL_SCRIPTS[v.trainer][1] for v in variants if v.flags is None},
         "summary": summary, "guide": guide_row, "memory": memory, "runs": runs,
     }  # fmt: skip
     os.makedirs(args.output_dir, exist_ok=True)

@@ -69,17 +69,19 @@ def test_variants_are_named_flag_sets_with_the_guide_filled_in(tmp_path):
 
     variants = benchmark.parse_variants(["baseline=", "camel-compile=--llm-policy {guide} --compile"], guide)
 
-    assert variants == [("baseline", []), ("camel-compile", ["--llm-policy", guide, "--compile"])]
+    assert [(v.name, v.flags) for v in variants] == [("baseline", []), ("camel-compile", ["--llm-policy", guide, "--compile"])]
     with pytest.raises(SystemExit, match="NAME=FLAGS"):
         benchmark.parse_variants(["--compile"], guide)
     with pytest.raises(SystemExit, match="distinct"):
         benchmark.parse_variants(["a=", "a=--compile"], guide)
+    with pytest.raises(SystemExit, match="not cleanrl or cleanrl-sac"):
+        benchmark.parse_variants(["cleanrl-sac=camel_sac.py"], guide)
 
 
 def test_a_variant_that_names_camel_sac_runs_the_sac_trainer(tmp_path):
     guide = str(tmp_path / "guide.py")
     sac, td3 = benchmark.parse_variants(["sac-camel=camel_sac.py --llm-policy {guide}", "camel=--llm-policy {guide}"], guide)
-    assert sac == ("sac-camel", ["camel_sac.py", "--llm-policy", guide])
+    assert sac == ("sac-camel", ["camel_sac.py", "--llm-policy", guide], "camel_sac.py") and td3.trainer == "camel_td3.py"
     args = benchmark.Args()
     sac_command, td3_command = (benchmark.camel_command(args, v, seed=1, threads=1, total_steps=100) for v in (sac, td3))
     assert sac_command[1] == str(benchmark.REPO / "camel_sac.py") and td3_command[1] == str(benchmark.REPO / "camel_td3.py")
@@ -124,3 +126,54 @@ def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
     table = (output / "results.md").read_text()
     assert "| baseline |" in table and "| camel |" in table and "Guide cost" in table and "Replay buffer" in table
     assert os.path.basename(str(guide)) in table
+
+
+def test_each_variant_is_compared_with_cleanrls_script_for_its_own_algorithm():
+    runs = [{"variant": v, "threads": 1, "steps_per_second": sps}
+            for v, sps in [("td3", 120), ("sac", 60), ("cleanrl", 100), ("cleanrl-sac", 40), ("td3", 140)]]
+    rows = {r["variant"]: r for r in benchmark.summarise(runs, "td3", {"td3": "cleanrl", "sac": "cleanrl-sac"})}
+    assert rows["td3"]["median"] == 130 and rows["td3"]["vs_cleanrl"] == pytest.approx(1.3)
+    assert rows["sac"]["vs_cleanrl"] == pytest.approx(1.5) and rows["sac"]["vs_baseline"] == pytest.approx(60 / 130)
+
+
+FAKE_CLEANRL = """import sys
+from torch.utils.tensorboard import SummaryWriter
+
+# stands in for one of CleanRL's scripts: logs charts/SPS every 100 steps as if it ran at RATE steps/s
+RATE = {rate}
+if "--help" in sys.argv:
+    print("usage: [--cuda | --no-cuda]")
+    sys.exit(0)
+argv = sys.argv[1:]
+total, start = (int(argv[argv.index(flag) + 1]) for flag in ("--total-timesteps", "--learning-starts"))
+writer = SummaryWriter("runs/fake")
+for step in range(start, total, 100):
+    writer.add_scalar("charts/SPS", RATE, step, walltime=1000.0 + step / RATE)
+writer.close()
+"""
+
+
+def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
+    checkout = tmp_path / "cleanrl"
+    (checkout / "cleanrl").mkdir(parents=True)
+    for name, rate in [("td3_continuous_action.py", 100), ("sac_continuous_action.py", 50)]:
+        (checkout / "cleanrl" / name).write_text(FAKE_CLEANRL.format(rate=rate))
+    output = tmp_path / "results"
+    command = [
+        sys.executable, str(REPO / "benchmarks" / "benchmark.py"), "--warmup-steps", "100", "--settle-steps", "0",
+        "--train-steps", "200", "--repeats", "1", "--guide-calls", "0", "--cleanrl", str(checkout),
+        "--cleanrl-python", sys.executable, "--variants", "td3=--batch-size 32", "sac=camel_sac.py --batch-size 32",
+        "--reference-variant", "td3", "--output-dir", str(output),
+    ]  # fmt: skip
+
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+
+    assert child.returncode == 0, child.stdout + child.stderr
+    results = json.loads((output / "results.json").read_text())
+    rows = {row["variant"]: row for row in results["summary"]}
+    assert list(rows) == ["td3", "sac", "cleanrl", "cleanrl-sac"]
+    assert rows["cleanrl"]["median"] == pytest.approx(100) and rows["cleanrl-sac"]["median"] == pytest.approx(50)
+    assert rows["td3"]["vs_cleanrl"] == pytest.approx(rows["td3"]["median"] / 100)
+    assert rows["sac"]["vs_cleanrl"] == pytest.approx(rows["sac"]["median"] / 50)
+    table = (output / "results.md").read_text()
+    assert "(CleanRL's sac_continuous_action.py)" in table and "(CleanRL's td3_continuous_action.py)" in table
