@@ -6,7 +6,10 @@ the same algorithm (cleanrl/td3_continuous_action.py, and cleanrl/sac_continuous
 camel_sac.py) are run as separate processes, in fresh temporary folders, for the same
 steps, seed and hyperparameters; round-robin over the repeats, so that a change in the machine's load
 touches every variant alike. The table gives the median and the range over the repeats, and the ratios
-to CleanRL and to our own baseline at the same thread count.
+to CleanRL and to our own baseline at the same thread count. Beside the TD3 variants it also runs CleanRL's
+JAX TD3 (cleanrl/td3_continuous_action_jax.py, row cleanrl-jax-td3) in its own venv, when that venv exists
+(benchmarks/setup_cleanrl.sh --jax), and adds a "vs CleanRL JAX" column; "vs CleanRL" stays the ratio to
+CleanRL's PyTorch script.
 
 How training-phase steps/s is measured, the same way for both scripts: both log `charts/SPS` to
 TensorBoard every 100 steps once learning has started, and every event carries the wall-clock time at
@@ -26,13 +29,21 @@ and the action bounds of s and s', all float32), computed without allocating it.
 Threads: `--torch-threads` sets both torch's threads (camel_td3.py's own flag) and OMP_NUM_THREADS /
 MKL_NUM_THREADS for both scripts (CleanRL has no flag; torch takes its default thread count from
 OMP_NUM_THREADS). 0 leaves torch's default (one thread per physical core). Give several (`--torch-threads
-1 2`) to measure each.
+1 2`) to measure each. JAX has no such setting: XLA on the CPU runs its own thread pool, sized by the cores
+the process may run on, and the benchmark leaves it alone; only the JAX script's torch part (its replay buffer)
+follows OMP_NUM_THREADS. `--pin-cores 0` runs every measured process, ours and CleanRL's, under
+`taskset -c 0`: with `--torch-threads 1` that is "each pinned to one core", for JAX too (its pool shrinks to
+the one core it may use).
 
 Examples:
-    # CleanRL's venv, once (see benchmarks/setup_cleanrl.sh for the pins)
+    # CleanRL's venv, once (see benchmarks/setup_cleanrl.sh for the pins); --jax: the venv of its JAX TD3
     bash benchmarks/setup_cleanrl.sh /tmp/cleanrl
+    bash benchmarks/setup_cleanrl.sh --jax /tmp/cleanrl
     # the full comparison on a quiet machine
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 1 2
+    # beside CleanRL's JAX TD3: every library at its default threads, then each run pinned to one core
+    python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 0
+    python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --torch-threads 1 --pin-cores 0
     # add a variant (flags are camel_td3.py's; {guide} is --guide-policy)
     python benchmarks/benchmark.py --cleanrl /tmp/cleanrl --variant "camel-epsilon=--llm-policy {guide}"
     # SAC: a variant whose flags start with camel_sac.py runs that trainer, beside CleanRL's SAC (row cleanrl-sac)
@@ -67,7 +78,12 @@ SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py a
 TRAINERS = ("camel_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
 # each trainer's counterpart in a CleanRL checkout, and the name of its row
 CLEANRL_SCRIPTS = {"camel_td3.py": ("cleanrl", "td3_continuous_action.py"), "camel_sac.py": ("cleanrl-sac", "sac_continuous_action.py")}
-DEFAULT_CLEANRL_PYTHON = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "camel/cleanrl-venv/bin/python"
+# CleanRL's JAX TD3, a second counterpart of camel_td3.py, run in a venv of its own (JAX's pins, not the PyTorch one's)
+CLEANRL_JAX_ROW, CLEANRL_JAX_SCRIPT = "cleanrl-jax-td3", "td3_continuous_action_jax.py"
+CLEANRL_ROW_SCRIPTS = {**dict(CLEANRL_SCRIPTS.values()), CLEANRL_JAX_ROW: CLEANRL_JAX_SCRIPT}  # each CleanRL row's script
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+DEFAULT_CLEANRL_PYTHON = CACHE / "camel/cleanrl-venv/bin/python"
+DEFAULT_CLEANRL_JAX_PYTHON = CACHE / "camel/cleanrl-jax-venv/bin/python"
 
 
 @dataclass
@@ -105,8 +121,22 @@ class Args:
     cleanrl_python: Optional[str] = None
     """the Python of CleanRL's venv (default: ~/.cache/camel/cleanrl-venv/bin/python, as made by
     benchmarks/setup_cleanrl.sh)"""
+    cleanrl_jax: bool = True
+    """with --cleanrl and camel_td3.py variants, also run CleanRL's JAX TD3, cleanrl/td3_continuous_action_jax.py
+    (row cleanrl-jax-td3, and a 'vs CleanRL JAX' column), when its venv exists (--no-cleanrl-jax: never)"""
+    cleanrl_jax_python: Optional[str] = None
+    """the Python of CleanRL's JAX venv (default: ~/.cache/camel/cleanrl-jax-venv/bin/python, as made by
+    benchmarks/setup_cleanrl.sh --jax; when that is missing, the JAX row is skipped with a message)"""
     torch_threads: tuple[int, ...] = (1,)
-    """torch threads per run (0: torch's default); several values measure each (e.g. 1 2)"""
+    """torch threads per run (0: torch's default, one per physical core); several values measure each (e.g. 1 2).
+    Sets camel_td3.py's --torch-threads and OMP_NUM_THREADS / MKL_NUM_THREADS of every run. CleanRL's JAX TD3
+    has no thread setting and is left at its default: XLA on the CPU runs its own thread pool, sized by the cores
+    the process may run on (all, or those of --pin-cores); only its torch part (replay buffer) follows
+    OMP_NUM_THREADS"""
+    pin_cores: Optional[str] = None
+    """run every measured process, ours and CleanRL's, under `taskset -c PIN_CORES` (a CPU list: 0, or 0,1, or
+    2-3), still one process at a time. `--pin-cores 0 --torch-threads 1` measures each pinned to one core, JAX
+    included (its pool shrinks to the cores it may use); none: not pinned, each process may use every core"""
     device: Literal["cpu", "cuda"] = "cpu"
     """the device of every run (cuda: both venvs' torch must see a GPU)"""
     reference_variant: str = "baseline"
@@ -157,7 +187,7 @@ def parse_variants(specs, guide):
         tokens = [os.path.abspath(t) if not t.startswith("-") and os.path.exists(t) else t for t in tokens]
         variants.append(Variant(name.strip(), trainer + tokens, trainer_of(trainer)))
     names = [v.name for v in variants]
-    reserved = [row for row, _ in CLEANRL_SCRIPTS.values()]
+    reserved = list(CLEANRL_ROW_SCRIPTS)
     if len(set(names)) != len(names) or set(names) & set(reserved):
         raise SystemExit(f"error: variant names must be distinct and not {' or '.join(reserved)}: {names}")
     return variants
@@ -175,12 +205,17 @@ def camel_command(args, variant, seed, threads, total_steps):
     ]  # fmt: skip
 
 
-def cleanrl_command(args, python, trainer, seed, total_steps, cuda_flags):
+def cleanrl_command(args, python, script, seed, total_steps, device_flags):
     return [
-        python, os.path.join(args.cleanrl, "cleanrl", CLEANRL_SCRIPTS[trainer][1]),
+        python, os.path.join(args.cleanrl, "cleanrl", script),
         "--env-id", args.env_id, "--seed", str(seed), "--total-timesteps", str(total_steps),
-        "--learning-starts", str(args.warmup_steps), *cuda_flags[args.device],
+        "--learning-starts", str(args.warmup_steps), *device_flags,
     ]  # fmt: skip
+
+
+def pinned(command, cores):
+    """The command run under `taskset -c cores` (the CPUs it and its threads may run on); as it is when cores is None."""
+    return command if cores is None else ["taskset", "-c", cores, *command]
 
 
 def child_env(threads, pythonpath=None):
@@ -191,6 +226,12 @@ def child_env(threads, pythonpath=None):
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(p for p in [pythonpath, os.environ.get("PYTHONPATH")] if p)
     return env
+
+
+def jax_env(env, device):
+    """A JAX run's environment: JAX_PLATFORMS picks its device (the JAX script has no --cuda flag); its threads
+    are left to XLA."""
+    return dict(env, JAX_PLATFORMS="cuda" if device == "cuda" else "cpu")
 
 
 def measure_window(run_folder, from_step):
@@ -236,18 +277,23 @@ def run_and_measure(command, env, from_step, keep):
     return record
 
 
-def probe_python(python, env):
-    """Versions seen by an interpreter (ours or CleanRL's venv), and whether it has CUDA."""
+def probe_python(python, env, jax=False):
+    """Versions seen by an interpreter (ours or a CleanRL venv), and whether it has CUDA; with jax, also the
+    versions of JAX, jaxlib, flax and optax, and the backend JAX runs on ('cpu', or 'gpu' with a CUDA jaxlib)."""
     code = (
-        "import json, torch, gymnasium, mujoco, numpy; print(json.dumps({'torch': torch.__version__, "
+        "import json, torch, gymnasium, mujoco, numpy; found = {'torch': torch.__version__, "
         "'gymnasium': gymnasium.__version__, 'mujoco': mujoco.__version__, 'numpy': numpy.__version__, "
-        "'cuda_available': torch.cuda.is_available(), 'default_threads': torch.get_num_threads()}))"
+        "'cuda_available': torch.cuda.is_available(), 'default_threads': torch.get_num_threads()}"
     )
-    child = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
-    if child.returncode != 0:
-        raise SystemExit(
-            f"error: {python} cannot import torch, gymnasium and mujoco: {child.stderr.strip().splitlines()[-1:]}"
+    if jax:
+        code += (
+            "; import jax, jaxlib, flax, optax; found.update(jax=jax.__version__, jaxlib=jaxlib.__version__, "
+            "flax=flax.__version__, optax=optax.__version__, jax_backend=jax.default_backend())"
         )
+    child = subprocess.run([python, "-c", code + "; print(json.dumps(found))"], env=env, capture_output=True, text=True)
+    if child.returncode != 0:
+        modules = "torch, gymnasium, mujoco, jax, flax and optax" if jax else "torch, gymnasium and mujoco"
+        raise SystemExit(f"error: {python} cannot import {modules}: {child.stderr.strip().splitlines()[-1:]}")
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 
@@ -346,9 +392,10 @@ def machine_info(args):
     return info
 
 
-def summarise(runs, reference_variant, cleanrl_rows=None):
+def summarise(runs, reference_variant, cleanrl_rows=None, cleanrl_jax_rows=None):
     """One row per (variant, threads): median and range of steps/s, and ratios at the same thread count (to
-    cleanrl_rows[variant], the CleanRL row of the variant's algorithm; 'cleanrl' when not given)."""
+    cleanrl_rows[variant], the CleanRL row of the variant's algorithm, 'cleanrl' when not given; to
+    cleanrl_jax_rows[variant], CleanRL's JAX row, for the variants that have one; and to reference_variant)."""
     rows = []
     for key in dict.fromkeys((r["variant"], r["threads"]) for r in runs):
         sps = [r["steps_per_second"] for r in runs if (r["variant"], r["threads"]) == key and "steps_per_second" in r]
@@ -357,8 +404,9 @@ def summarise(runs, reference_variant, cleanrl_rows=None):
                      "min": min(sps, default=None), "max": max(sps, default=None), "repeats": len(sps), "errors": errors})  # fmt: skip
     for row in rows:
         cleanrl = (cleanrl_rows or {}).get(row["variant"], "cleanrl")
-        for column, name in [("vs_cleanrl", cleanrl), ("vs_baseline", reference_variant)]:
-            other = next((r for r in rows if r["variant"] == name and r["threads"] == row["threads"]), None)
+        cleanrl_jax = (cleanrl_jax_rows or {}).get(row["variant"])
+        for column, name in [("vs_cleanrl", cleanrl), ("vs_cleanrl_jax", cleanrl_jax), ("vs_baseline", reference_variant)]:
+            other = next((r for r in rows if name and r["variant"] == name and r["threads"] == row["threads"]), None)
             row[column] = row["median"] / other["median"] if row["median"] and other and other["median"] else None
     return rows
 
@@ -371,7 +419,7 @@ def shown(path):
 def markdown(results):
     """The results as the README shows them: the command, the machine, the speed table, the guide's cost
     and the replay buffer's size."""
-    s, m, cleanrl = results["settings"], results["machine"], results.get("cleanrl_venv")
+    s, m, cleanrl, cleanrl_jax = results["settings"], results["machine"], results.get("cleanrl_venv"), results.get("cleanrl_jax_venv")  # fmt: skip
 
     def number(x, spec=".0f"):
         return "-" if x is None else format(x, spec)
@@ -381,16 +429,26 @@ def markdown(results):
     if cleanrl:
         machine += (f"; CleanRL {m.get('cleanrl_commit') or 'checkout'} in its venv: torch {cleanrl['torch']},"
                     f" gymnasium {cleanrl['gymnasium']}, mujoco {cleanrl['mujoco']}")  # fmt: skip
+    if cleanrl_jax:
+        machine += (f"; its JAX TD3 in its own venv: jax {cleanrl_jax['jax']}, jaxlib {cleanrl_jax['jaxlib']} ({cleanrl_jax['jax_backend']}),"
+                    f" flax {cleanrl_jax['flax']}, optax {cleanrl_jax['optax']}, torch {cleanrl_jax['torch']},"
+                    f" gymnasium {cleanrl_jax['gymnasium']}, mujoco {cleanrl_jax['mujoco']}")  # fmt: skip
     machine += f"; camel {m['camel_commit']}; {m['date']}"
     machine += f"; load average {number(m['load_average_at_start'], '.2f')} at start, {number(m['load_average_at_end'], '.2f')} at end."
+    pinned_to = s.get("pin_cores")  # None in results from before --pin-cores
+    pinning = f"every run pinned with `taskset -c {pinned_to}`" if pinned_to is not None else "runs not pinned to cores"
+    # the JAX column only when CleanRL's JAX TD3 ran; "vs CleanRL" is always to CleanRL's PyTorch script
+    jax_ran = CLEANRL_JAX_ROW in results.get("cleanrl_rows", {})
+    columns = ["variant", "camel_td3.py flags (or a trainer named first, and its flags)", "threads", "steps/s (median)",
+               "min-max", "vs CleanRL"] + ["vs CleanRL JAX"] * jax_ran + ["vs baseline"]  # fmt: skip
     lines = [
         f"## Training speed: {s['env_id']}, {s['device']}", "", f"`{results['command']}`", "", machine, "",
         f"Each run: {s['warmup_steps']} warm-up steps (random actions), {s['settle_steps']} settling steps, then "
         f"{s['train_steps']} measured training steps; steps/s from the runs' own TensorBoard wall times; "
-        f"median and range of {s['repeats']} repeats.",
+        f"median and range of {s['repeats']} repeats; {pinning}.",
         "",
-        "| variant | camel_td3.py flags (or a trainer named first, and its flags) | threads | steps/s (median) | min-max | vs CleanRL | vs baseline |",
-        "|---|---|---|---|---|---|---|",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
     ]  # fmt: skip
     flags = {v["name"]: v["flags"] for v in results["variants"]}
     for row in results["summary"]:
@@ -400,8 +458,16 @@ def markdown(results):
             command = " ".join(map(shown, flags[row["variant"]])) or "(none)"
         failed = f" ({len(row['errors'])} failed: {row['errors'][0]})" if row["errors"] else ""
         cells = [row["variant"], command, row["threads"] or "default", number(row["median"]) + failed,
-                 f"{number(row['min'])}-{number(row['max'])}", number(row["vs_cleanrl"], ".2f"), number(row["vs_baseline"], ".2f")]  # fmt: skip
+                 f"{number(row['min'])}-{number(row['max'])}", number(row["vs_cleanrl"], ".2f")]  # fmt: skip
+        cells += [number(row.get("vs_cleanrl_jax"), ".2f")] * jax_ran + [number(row["vs_baseline"], ".2f")]
         lines.append("| " + " | ".join(map(str, cells)) + " |")
+    if jax_ran:
+        cores = f"those of `taskset -c {pinned_to}`" if pinned_to is not None else f"all {m['cores']} cores"
+        lines += ["", f"{CLEANRL_JAX_ROW}: JAX has no thread setting; XLA runs its own CPU thread pool, sized by the cores "
+                  f"the process may run on (here {cores}). The threads column (OMP_NUM_THREADS) reaches only the script's "
+                  "torch part (its replay buffer). 'vs CleanRL' divides by CleanRL's PyTorch TD3, 'vs CleanRL JAX' by its JAX TD3."]  # fmt: skip
+    if results.get("cleanrl_jax_skipped"):
+        lines += ["", f"{CLEANRL_JAX_ROW} not run: {results['cleanrl_jax_skipped']}."]
 
     if results.get("guide"):
         g = results["guide"]
@@ -422,6 +488,29 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
+def find_cleanrl_jax(args, ours):
+    """The Python of CleanRL's JAX venv and what it has, or why its row is skipped: (python, versions, None) or
+    (None, None, reason). A missing default venv skips the row; a --cleanrl-jax-python that is not there is an error."""
+    script = os.path.join(args.cleanrl, "cleanrl", CLEANRL_JAX_SCRIPT)
+    python = args.cleanrl_jax_python or str(DEFAULT_CLEANRL_JAX_PYTHON)
+    if not os.path.isfile(script):
+        reason = f"no cleanrl/{CLEANRL_JAX_SCRIPT} in {args.cleanrl}"
+    elif not os.path.exists(python):
+        if args.cleanrl_jax_python:
+            raise SystemExit(f"error: --cleanrl-jax-python {python} not found; make that venv with: "
+                             f"bash benchmarks/setup_cleanrl.sh --jax {args.cleanrl} {os.path.dirname(os.path.dirname(python))}")  # fmt: skip
+        reason = f"no JAX venv at {python}; make one with: bash benchmarks/setup_cleanrl.sh --jax {args.cleanrl}"
+    else:
+        versions = probe_python(python, child_env(0, args.cleanrl), jax=True)
+        if versions["torch"] != ours["torch"]:
+            print(f"warning: CleanRL's JAX venv has torch {versions['torch']}, ours {ours['torch']}", file=sys.stderr)
+        if args.device != "cuda" or versions["jax_backend"] == "gpu":
+            return python, versions, None
+        reason = f"--device cuda, but JAX in {python} runs on {versions['jax_backend']} (a CPU-only jaxlib)"
+    print(f"skipping {CLEANRL_JAX_ROW} (CleanRL's JAX TD3): {reason}", file=sys.stderr)
+    return None, None, reason
+
+
 def main(args):
     # phase 1: check the inputs before spending minutes on runs
     if args.train_steps <= 0 or args.warmup_steps < 0 or args.settle_steps < 0 or args.repeats <= 0:
@@ -436,7 +525,13 @@ def main(args):
     ours = probe_python(sys.executable, child_env(0))
     if args.device == "cuda" and not ours["cuda_available"]:
         raise SystemExit("error: --device cuda, but this venv's torch has no CUDA device; run with --device cpu")
-    cleanrl_python = cleanrl_venv = cuda_flags = None
+    if args.pin_cores is not None:
+        if not shutil.which("taskset"):
+            raise SystemExit("error: --pin-cores needs taskset (util-linux), which is not on PATH")
+        check = subprocess.run(["taskset", "-c", args.pin_cores, "true"], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise SystemExit(f"error: --pin-cores {args.pin_cores}: {check.stderr.strip()}")
+    cleanrl_python = cleanrl_venv = cuda_flags = cleanrl_jax_python = cleanrl_jax_venv = cleanrl_jax_skipped = None
     if args.cleanrl:
         args.cleanrl = os.path.abspath(args.cleanrl)
         script = os.path.join(args.cleanrl, "cleanrl", "td3_continuous_action.py")
@@ -453,11 +548,15 @@ def main(args):
         if cleanrl_venv["torch"] != ours["torch"]:
             print(f"warning: CleanRL's venv has torch {cleanrl_venv['torch']}, ours {ours['torch']}", file=sys.stderr)
         cuda_flags = cleanrl_cuda_flags(cleanrl_python, script, child_env(0, args.cleanrl))
+        if args.cleanrl_jax and any(v.trainer == "camel_td3.py" for v in variants):
+            cleanrl_jax_python, cleanrl_jax_venv, cleanrl_jax_skipped = find_cleanrl_jax(args, ours)
         for trainer in dict.fromkeys(v.trainer for v in variants):  # CleanRL's script for each algorithm measured
             row, name = CLEANRL_SCRIPTS[trainer]
             if not os.path.isfile(os.path.join(args.cleanrl, "cleanrl", name)):
                 raise SystemExit(f"error: --cleanrl {args.cleanrl}: no cleanrl/{name} there (for the {trainer} variants)")
             variants.append(Variant(row, None, trainer))
+            if trainer == "camel_td3.py" and cleanrl_jax_python:
+                variants.append(Variant(CLEANRL_JAX_ROW, None, trainer))
 
     # phase 2: the runs, round-robin over repeats, thread counts and variants
     from_step = args.warmup_steps + args.settle_steps
@@ -468,13 +567,17 @@ def main(args):
         seed = args.seed + repeat
         for threads in args.torch_threads:
             for variant in variants:
-                if variant.flags is None:
-                    command = cleanrl_command(args, cleanrl_python, variant.trainer, seed, total_steps, cuda_flags)
+                if variant.name == CLEANRL_JAX_ROW:
+                    command = cleanrl_command(args, cleanrl_jax_python, CLEANRL_JAX_SCRIPT, seed, total_steps, [])
+                    env = jax_env(child_env(threads, args.cleanrl), args.device)
+                elif variant.flags is None:
+                    command = cleanrl_command(args, cleanrl_python, CLEANRL_ROW_SCRIPTS[variant.name], seed, total_steps,
+                                              cuda_flags[args.device])  # fmt: skip
                     env = child_env(threads, args.cleanrl)
                 else:
                     command = camel_command(args, variant, seed, threads, total_steps)
                     env = child_env(threads)
-                record = run_and_measure(command, env, from_step, args.keep_runs)
+                record = run_and_measure(pinned(command, args.pin_cores), env, from_step, args.keep_runs)
                 runs.append({"variant": variant.name, "threads": threads, "repeat": repeat, "seed": seed, **record})
                 outcome = (
                     f"{record['steps_per_second']:.1f} steps/s" if "error" not in record else f"FAILED: {record['error']}"
@@ -484,7 +587,9 @@ def main(args):
 
     # phase 3: the guide's cost and the replay buffer's size
     cleanrl_rows = {v.name: CLEANRL_SCRIPTS[v.trainer][0] for v in variants}
-    summary = summarise(runs, args.reference_variant, cleanrl_rows)
+    jax_ran = any(v.name == CLEANRL_JAX_ROW for v in variants)
+    cleanrl_jax_rows = {v.name: CLEANRL_JAX_ROW for v in variants if v.trainer == "camel_td3.py" and jax_ran}
+    summary = summarise(runs, args.reference_variant, cleanrl_rows, cleanrl_jax_rows)
     guide_row = guide_cost(guide, args.env_id, args.guide_calls) if args.guide_calls else None
     if guide_row:
         guided = [v.name for v in variants if v.flags is not None and guide in v.flags]
@@ -502,8 +607,9 @@ def main(args):
     results = {
         "command": shlex.join(["python", os.path.relpath(os.path.abspath(sys.argv[0]), os.getcwd()), *sys.argv[1:]]),
         "settings": asdict(args), "machine": machine, "ours": ours, "cleanrl_venv": cleanrl_venv,
+        "cleanrl_jax_venv": cleanrl_jax_venv, "cleanrl_jax_skipped": cleanrl_jax_skipped,
         "variants": [{"name": v.name, "flags": v.flags} for v in variants if v.flags is not None],
-        "cleanrl_rows": {CLEANRL_SCRIPTS[v.trainer][0]: CLEANRL_SCRIPTS[v.trainer][1] for v in variants if v.flags is None},
+        "cleanrl_rows": {v.name: CLEANRL_ROW_SCRIPTS[v.name] for v in variants if v.flags is None},
         "summary": summary, "guide": guide_row, "memory": memory, "runs": runs,
     }  # fmt: skip
     os.makedirs(args.output_dir, exist_ok=True)

@@ -4,6 +4,8 @@ end to end on a tiny configuration and writes its table."""
 import importlib.util
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -136,11 +138,28 @@ def test_each_variant_is_compared_with_cleanrls_script_for_its_own_algorithm():
     assert rows["sac"]["vs_cleanrl"] == pytest.approx(1.5) and rows["sac"]["vs_baseline"] == pytest.approx(60 / 130)
 
 
-FAKE_CLEANRL = """import sys
+def test_td3_variants_are_compared_with_cleanrls_jax_td3_too_and_sac_variants_are_not():
+    runs = [{"variant": v, "threads": 1, "steps_per_second": sps}
+            for v, sps in [("td3", 120), ("sac", 60), ("cleanrl", 100), ("cleanrl-sac", 40), ("cleanrl-jax-td3", 240)]]
+    cleanrl_rows = {"td3": "cleanrl", "sac": "cleanrl-sac", "cleanrl": "cleanrl", "cleanrl-jax-td3": "cleanrl"}
+    jax_rows = {name: "cleanrl-jax-td3" for name in ["td3", "cleanrl", "cleanrl-jax-td3"]}
+    rows = {r["variant"]: r for r in benchmark.summarise(runs, "td3", cleanrl_rows, jax_rows)}
+    # "vs CleanRL" stays the ratio to CleanRL's PyTorch TD3, for the JAX row too
+    assert rows["td3"]["vs_cleanrl"] == pytest.approx(1.2) and rows["cleanrl-jax-td3"]["vs_cleanrl"] == pytest.approx(2.4)
+    assert rows["td3"]["vs_cleanrl_jax"] == pytest.approx(0.5) and rows["cleanrl"]["vs_cleanrl_jax"] == pytest.approx(100 / 240)
+    assert rows["sac"]["vs_cleanrl_jax"] is None and rows["sac"]["vs_cleanrl"] == pytest.approx(1.5)
+
+
+FAKE_CLEANRL = """import json, os, sys
 from torch.utils.tensorboard import SummaryWriter
 
 # stands in for one of CleanRL's scripts: logs charts/SPS every 100 steps as if it ran at RATE steps/s
 RATE = {rate}
+VENV = {venv!r}  # the stand-in venv whose python must run this script (None: a plain python, no stand-in venv)
+if os.environ.get("CAMEL_FAKE_VENV") != VENV:
+    sys.exit(f"run by {{sys.executable}} (venv {{os.environ.get('CAMEL_FAKE_VENV')}}), not by venv {{VENV}}'s python")
+with open("affinity.json", "w") as f:  # the CPUs this run may use, for the --pin-cores test
+    json.dump(sorted(os.sched_getaffinity(0)), f)
 if "--help" in sys.argv:
     print("usage: [--cuda | --no-cuda]")
     sys.exit(0)
@@ -157,7 +176,7 @@ def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
     checkout = tmp_path / "cleanrl"
     (checkout / "cleanrl").mkdir(parents=True)
     for name, rate in [("td3_continuous_action.py", 100), ("sac_continuous_action.py", 50)]:
-        (checkout / "cleanrl" / name).write_text(FAKE_CLEANRL.format(rate=rate))
+        (checkout / "cleanrl" / name).write_text(FAKE_CLEANRL.format(rate=rate, venv=None))
     output = tmp_path / "results"
     command = [
         sys.executable, str(REPO / "benchmarks" / "benchmark.py"), "--warmup-steps", "100", "--settle-steps", "0",
@@ -177,3 +196,133 @@ def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
     assert rows["sac"]["vs_cleanrl"] == pytest.approx(rows["sac"]["median"] / 50)
     table = (output / "results.md").read_text()
     assert "(CleanRL's sac_continuous_action.py)" in table and "(CleanRL's td3_continuous_action.py)" in table
+
+
+def fake_checkout(root, scripts):
+    """A stand-in CleanRL checkout: {script name: (steps/s, venv that must run it)}."""
+    (root / "cleanrl").mkdir(parents=True)
+    for name, (rate, venv) in scripts.items():
+        (root / "cleanrl" / name).write_text(FAKE_CLEANRL.format(rate=rate, venv=venv))
+    return root
+
+
+def fake_jax_venv(root):
+    """A stand-in for CleanRL's JAX venv: its bin/python is our interpreter, marked CAMEL_FAKE_VENV=jax (so that
+    the fake JAX script can check who runs it), with stub jax, jaxlib, flax and optax modules for the probe."""
+    for module in ["jax", "jaxlib", "flax", "optax"]:
+        (root / "stubs" / module).mkdir(parents=True)
+        (root / "stubs" / module / "__init__.py").write_text('__version__ = "0.0-stub"\n\ndef default_backend():\n    return "cpu"\n')
+    python = root / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nCAMEL_FAKE_VENV=jax PYTHONPATH="{root / "stubs"}:$PYTHONPATH" exec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def benchmark_command(checkout, output, *flags):
+    """A tiny side-by-side of one TD3 variant with a stand-in checkout (the harness is under test, not the speed)."""
+    return [
+        sys.executable, str(REPO / "benchmarks" / "benchmark.py"), "--warmup-steps", "100", "--settle-steps", "0",
+        "--train-steps", "200", "--repeats", "1", "--guide-calls", "0", "--cleanrl", str(checkout),
+        "--cleanrl-python", sys.executable, "--variants", "td3=--batch-size 32", "--reference-variant", "td3",
+        "--output-dir", str(output), *flags,
+    ]  # fmt: skip
+
+
+def table_row(table, variant):
+    """The cells of a variant's row in results.md, by column name."""
+    lines = table.splitlines()
+    header = next(line for line in lines if line.startswith("| variant |"))
+    row = next(line for line in lines if line.startswith(f"| {variant} |"))
+    return dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
+
+
+def test_cleanrls_jax_td3_runs_with_its_own_venvs_python_and_gets_its_own_column(tmp_path):
+    checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
+                                                    "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
+    jax_python = fake_jax_venv(tmp_path / "jax-venv")
+    output = tmp_path / "results"
+
+    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(jax_python))
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+
+    # the fake scripts exit with an error when run by the wrong python: each row ran with its own venv's
+    assert child.returncode == 0, child.stdout + child.stderr
+    results = json.loads((output / "results.json").read_text())
+    runs = {run["variant"]: shlex.split(run["command"]) for run in results["runs"]}
+    assert runs["cleanrl-jax-td3"][:2] == [str(jax_python), str(checkout / "cleanrl" / "td3_continuous_action_jax.py")]
+    assert runs["cleanrl"][0] == sys.executable and runs["td3"][0] == sys.executable
+    # the same env, seed, warm-up and steps as the PyTorch row; no --cuda flag, which the JAX script does not have
+    assert runs["cleanrl-jax-td3"][2:] == runs["cleanrl"][2:-1] and runs["cleanrl"][-1] == "--no-cuda"
+    rows = {row["variant"]: row for row in results["summary"]}
+    assert list(rows) == ["td3", "cleanrl", "cleanrl-jax-td3"]
+    assert rows["cleanrl"]["median"] == pytest.approx(100) and rows["cleanrl-jax-td3"]["median"] == pytest.approx(200)
+    # "vs CleanRL" still divides by CleanRL's PyTorch TD3; "vs CleanRL JAX" by the JAX one
+    td3 = rows["td3"]["median"]
+    assert rows["td3"]["vs_cleanrl"] == pytest.approx(td3 / 100) and rows["td3"]["vs_cleanrl_jax"] == pytest.approx(td3 / 200)
+    assert results["cleanrl_jax_venv"]["jax"] == "0.0-stub" and results["cleanrl_jax_skipped"] is None
+    table = (output / "results.md").read_text()
+    cells = table_row(table, "td3")
+    assert cells["vs CleanRL"] == f"{td3 / 100:.2f}" and cells["vs CleanRL JAX"] == f"{td3 / 200:.2f}"
+    jax_cells = table_row(table, "cleanrl-jax-td3")
+    assert jax_cells["steps/s (median)"] == "200" and jax_cells["vs CleanRL"] == "2.00" and jax_cells["vs CleanRL JAX"] == "1.00"
+    assert "(CleanRL's td3_continuous_action_jax.py)" in table and "jax 0.0-stub" in table
+    assert "runs not pinned to cores" in table and all(command[0] != "taskset" for command in runs.values())
+
+
+def test_the_jax_row_is_skipped_with_one_clear_line_when_its_venv_is_missing(tmp_path):
+    checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
+                                                    "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
+    output = tmp_path / "results"
+    no_cache = tmp_path / "empty-cache"  # the default JAX venv, ~/.cache/camel/cleanrl-jax-venv, is looked up here
+    env = dict(os.environ, XDG_CACHE_HOME=str(no_cache))
+
+    child = subprocess.run(benchmark_command(checkout, output), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+
+    assert child.returncode == 0, child.stdout + child.stderr
+    messages = [line for line in child.stderr.splitlines() if "cleanrl-jax-td3" in line]
+    default_python = no_cache / "camel" / "cleanrl-jax-venv" / "bin" / "python"
+    assert len(messages) == 1 and messages[0].startswith("skipping cleanrl-jax-td3"), messages
+    assert str(default_python) in messages[0] and f"setup_cleanrl.sh --jax {checkout}" in messages[0]
+    results = json.loads((output / "results.json").read_text())
+    assert [row["variant"] for row in results["summary"]] == ["td3", "cleanrl"]
+    assert str(default_python) in results["cleanrl_jax_skipped"] and results["cleanrl_jax_venv"] is None
+    table = (output / "results.md").read_text()
+    assert "vs CleanRL JAX" not in table and "cleanrl-jax-td3 not run: no JAX venv" in table
+    assert table_row(table, "td3")["vs CleanRL"] == f"{results['summary'][0]['median'] / 100:.2f}"
+
+    # a --cleanrl-jax-python that is not there is a mistake, not a skip: it stops before any run
+    missing = tmp_path / "nowhere" / "bin" / "python"
+    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(missing))
+    child = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert child.returncode != 0 and f"--cleanrl-jax-python {missing} not found" in child.stderr
+    assert "[1/" not in child.stdout
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
+def test_pin_cores_runs_every_measured_process_under_taskset(tmp_path):
+    checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
+                                                    "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
+    jax_python = fake_jax_venv(tmp_path / "jax-venv")
+    output = tmp_path / "results"
+    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(jax_python), "--pin-cores", "0", "--keep-runs")
+
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+
+    assert child.returncode == 0, child.stdout + child.stderr
+    results = json.loads((output / "results.json").read_text())
+    try:
+        runs = {run["variant"]: run for run in results["runs"]}
+        assert list(runs) == ["td3", "cleanrl", "cleanrl-jax-td3"]
+        pythons = {"td3": sys.executable, "cleanrl": sys.executable, "cleanrl-jax-td3": str(jax_python)}
+        for variant, run in runs.items():
+            assert shlex.split(run["command"])[:4] == ["taskset", "-c", "0", pythons[variant]], run["command"]
+        # and the pinning holds: CleanRL's (stand-in) scripts, JAX's included, could run on CPU 0 only
+        for variant in ["cleanrl", "cleanrl-jax-td3"]:
+            assert json.loads((Path(runs[variant]["folder"]) / "affinity.json").read_text()) == [0]
+    finally:
+        for run in results["runs"]:
+            shutil.rmtree(run["folder"], ignore_errors=True)
+    assert results["settings"]["pin_cores"] == "0"
+    table = (output / "results.md").read_text()
+    assert "every run pinned with `taskset -c 0`" in table and "here those of `taskset -c 0`" in table
