@@ -53,10 +53,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 pin_files=("$cleanrl/requirements/requirements-mujoco.txt")
 if [[ $jax == 1 ]]; then
     venv=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/camel/cleanrl-jax-venv}
+    python_flag=--cleanrl-jax-python  # benchmark.py's flag for this venv
     script="$cleanrl/cleanrl/td3_continuous_action_jax.py"
     pin_files+=("$cleanrl/requirements/requirements-jax.txt")
 else
     venv=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/camel/cleanrl-venv}
+    python_flag=--cleanrl-python
     script="$cleanrl/cleanrl/td3_continuous_action.py"
 fi
 [[ -f $script ]] || { echo "error: $script not found; is $cleanrl a CleanRL checkout?" >&2; exit 1; }
@@ -125,8 +127,4 @@ if sys.argv[2] == "1":
                  f" optax {optax.__version__}, chex {chex.__version__}")
 print(f"ok: {versions}")
 PY
-if [[ $jax == 1 ]]; then
-    echo "run the side-by-side with: python benchmarks/benchmark.py --cleanrl $cleanrl --cleanrl-jax-python $venv/bin/python"
-else
-    echo "run the side-by-side with: python benchmarks/benchmark.py --cleanrl $cleanrl --cleanrl-python $venv/bin/python"
-fi
+echo "run the side-by-side with: python benchmarks/benchmark.py --cleanrl $cleanrl $python_flag $venv/bin/python"
