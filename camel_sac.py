@@ -122,6 +122,8 @@ class Args:
     # Speed (the same algorithm, computed faster)
     fused_critics: bool = True
     """run both critics as one batched network (off: CleanRL's two separate soft Q-networks)"""
+    flush_denormal: bool = True
+    """treat float32 values under 1.2e-38 as 0 on the CPU (as camel_td3.py; off: IEEE denormals, torch's default)"""
 
 
 # ALGO LOGIC: initialize agent here:
@@ -288,6 +290,7 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
+    torch.set_flush_denormal(args.flush_denormal)  # SPEED: slow x86 arithmetic on tiny numbers, see camel_td3.py
     rng = np.random.default_rng(args.seed)  # CAMEL: masking draws, random warm-up actions, the random guide
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")

@@ -76,8 +76,9 @@ class Args:
     """the scale of policy noise"""
     exploration_noise: float = 0.1
     """the scale of exploration noise"""
-    learning_starts: int = 25000
-    """timestep to start learning"""
+    learning_starts: int = 5000
+    """timestep to start learning (CleanRL's TD3 waits 25000; from 5000 CAMEL's unmasked agent gains while masking is
+    on and ends higher, on Hopper-v4 and Ant-v4: docs/design.md)"""
     policy_frequency: int = 2
     """the frequency of training policy (delayed)"""
     noise_clip: float = 0.5
@@ -127,9 +128,15 @@ class Args:
     torch_threads: int = 1
     """threads torch may use (1 holds up beside other runs and work; 0: torch's default, all cores, for an idle machine)"""
 
-    # Speed (the same algorithm, computed faster; see the README's benchmark)
+    # Speed (the same algorithm, computed faster; see docs/benchmark.md)
+    flush_denormal: bool = True
+    """treat float32 values under 1.2e-38 as 0 on the CPU, as XLA does: Adam's moments of dead ReLU units decay
+    into that range, where x86 arithmetic runs many times slower (off: IEEE denormals, torch's default)"""
     fused_critics: bool = True
     """run both critics as one batched network (off: CleanRL's two separate QNetworks)"""
+    manual_grads: bool = True
+    """compute the update's gradients with the layers' derivatives written out, not with autograd (the same numbers,
+    less overhead); used with --fused-critics and the paper's actor objective (off: autograd, as CleanRL)"""
     compile: bool = False
     """torch.compile the update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
@@ -254,6 +261,57 @@ class TwinQNetwork(nn.Module):
         )  # fmt: skip
 
 
+# ---- SPEED: the update's gradients written out (--manual-grads) ---------------------------------------------------
+# The networks are three dense layers, so their gradients are a few matrix products. Computing them directly gives
+# autograd's numbers without its graph: no saved-tensor bookkeeping, no transposed copies, ReLU's derivative taken
+# in place. Checked against autograd on fixed inputs in tests/test_camel_td3.py.
+def relu_grad_(grad, out):
+    """grad * 1[out > 0], in place: the gradient through out = relu(x)."""
+    return torch.ops.aten.threshold_backward(grad, out, 0.0)
+
+
+def twin_critic_grads(qf, obs, actions, next_q_value):
+    """Both critics' values (2, batch) and MSE losses (2,) against next_q_value, with the gradient of the losses'
+    sum stored in each parameter's .grad, as (qf_losses.sum()).backward() would (TwinQNetwork layout)."""
+    x = torch.cat([obs, actions], 1).expand(2, -1, -1)
+    h1 = torch.baddbmm(qf.fc1_bias, x, qf.fc1_weight).relu_()
+    h2 = torch.baddbmm(qf.fc2_bias, h1, qf.fc2_weight).relu_()
+    q = torch.baddbmm(qf.fc3_bias, h2, qf.fc3_weight)  # (2, batch, 1)
+    error = q.squeeze(-1) - next_q_value
+    dq = (error * (2.0 / error.shape[1])).unsqueeze(-1)  # d(mean of squared errors)/dq
+    dh2 = relu_grad_(torch.bmm(dq, qf.fc3_weight.transpose(1, 2)), h2)
+    dh1 = relu_grad_(torch.bmm(dh2, qf.fc2_weight.transpose(1, 2)), h1)
+    grads = [torch.bmm(x.transpose(1, 2), dh1), dh1.sum(1, keepdim=True), torch.bmm(h1.transpose(1, 2), dh2),
+             dh2.sum(1, keepdim=True), torch.bmm(h2.transpose(1, 2), dq), dq.sum(1, keepdim=True)]  # fmt: skip
+    for param, grad in zip([qf.fc1_weight, qf.fc1_bias, qf.fc2_weight, qf.fc2_bias, qf.fc3_weight, qf.fc3_bias], grads):
+        param.grad = grad
+    return q.squeeze(-1), (error * error).mean(1)
+
+
+def actor_grads(actor, qf, obs, low, high):
+    """TD3's actor loss -mean Q1(s, actor(s, low, high)), with its gradient stored in the actor's .grad (the
+    critic's weights held fixed), as actor_objective(...).backward() would with its defaults."""
+    x = torch.cat([obs, low, high], 1) if actor.masking_aware else obs
+    h1 = F.linear(x, actor.fc1.weight, actor.fc1.bias).relu_()
+    h2 = F.linear(h1, actor.fc2.weight, actor.fc2.bias).relu_()
+    u = F.linear(h2, actor.fc_mu.weight, actor.fc_mu.bias).tanh_()
+    half_width = (high - low) / 2
+    action = (low + (u + 1) * half_width) * actor.action_scale + actor.action_bias  # Actor.forward's mapping
+    g1 = torch.addmm(qf.fc1_bias[0], torch.cat([obs, action], 1), qf.fc1_weight[0]).relu_()
+    g2 = torch.addmm(qf.fc2_bias[0], g1, qf.fc2_weight[0]).relu_()
+    q = torch.addmm(qf.fc3_bias[0], g2, qf.fc3_weight[0])
+    dg2 = relu_grad_(qf.fc3_weight[0].T.expand(q.shape[0], -1) * (-1.0 / q.shape[0]), g2)  # dloss/dq = -1/batch
+    dg1 = relu_grad_(dg2 @ qf.fc2_weight[0].T, g1)
+    daction = dg1 @ qf.fc1_weight[0][obs.shape[1]:].T
+    dz3 = daction * actor.action_scale * half_width * (1 - u * u)  # back through the mapping and tanh
+    dh2 = relu_grad_(dz3 @ actor.fc_mu.weight, h2)
+    dh1 = relu_grad_(dh2 @ actor.fc2.weight, h1)
+    grads = [dh1.T @ x, dh1.sum(0), dh2.T @ h1, dh2.sum(0), dz3.T @ h2, dz3.sum(0)]
+    for param, grad in zip([actor.fc1.weight, actor.fc1.bias, actor.fc2.weight, actor.fc2.bias, actor.fc_mu.weight, actor.fc_mu.bias], grads):
+        param.grad = grad
+    return -q.mean()
+
+
 # ---- CAMEL: the action bounds, the epsilon-masking schedule, and a step's bounds ----------------------------------
 def mask_bounds(guide_action, mask_width):
     """The box around the guide's normalised action: [g - w, g + w], clipped to [-1, 1]."""
@@ -316,7 +374,7 @@ class ReplayBuffer:
         self.size = min(self.size + 1, self.buffer_size)
 
     def sample(self, batch_size):
-        rows = self.data[torch.randint(self.size, (batch_size,), device=self.device)]
+        rows = self.data.index_select(0, torch.randint(self.size, (batch_size,), device=self.device))
         return ReplayBatch(*torch.split(rows, self.widths, dim=1))
 
     def state_dict(self):
@@ -353,14 +411,19 @@ def td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip, t
         return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * min_qf_next_target
 
 
-def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy_noise, noise_clip, target_full_bounds=False):
+def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy_noise, noise_clip, target_full_bounds=False,
+                   manual_grads=False):  # fmt: skip
     next_q_value = td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip, target_full_bounds)
-    qf_a_values = qf(data.observations, data.actions)  # (2, batch): qf1 and qf2
-    qf_losses = ((qf_a_values - next_q_value) ** 2).mean(1)  # each critic's MSE loss
+    if manual_grads:  # SPEED: the same gradients, written out (twin_critic_grads)
+        with torch.no_grad():
+            qf_a_values, qf_losses = twin_critic_grads(qf, data.observations, data.actions, next_q_value)
+    else:
+        qf_a_values = qf(data.observations, data.actions)  # (2, batch): qf1 and qf2
+        qf_losses = ((qf_a_values - next_q_value) ** 2).mean(1)  # each critic's MSE loss
 
-    # optimize the model
-    q_optimizer.zero_grad()
-    qf_losses.sum().backward()
+        # optimize the model
+        q_optimizer.zero_grad()
+        qf_losses.sum().backward()
     q_optimizer.step()
     return qf_a_values.detach(), qf_losses.detach()
 
@@ -404,10 +467,14 @@ def actor_objective(data, actor, qf, full_bounds_share=0.0, distill_coef=0.0):
     return loss + distill_coef * distill_loss, distill_loss.detach(), distill_fraction
 
 
-def update_actor(data, actor, qf, actor_optimizer, full_bounds_share=0.0, distill_coef=0.0):
-    actor_loss = actor_objective(data, actor, qf, full_bounds_share, distill_coef)[0]
-    actor_optimizer.zero_grad()
-    actor_loss.backward()
+def update_actor(data, actor, qf, actor_optimizer, full_bounds_share=0.0, distill_coef=0.0, manual_grads=False):
+    if manual_grads:  # SPEED: the same gradient, written out (actor_grads; the paper's objective only)
+        with torch.no_grad():
+            actor_loss = actor_grads(actor, qf, data.observations, data.low, data.high)
+    else:
+        actor_loss = actor_objective(data, actor, qf, full_bounds_share, distill_coef)[0]
+        actor_optimizer.zero_grad()
+        actor_loss.backward()
     actor_optimizer.step()
     return actor_loss.detach()
 
@@ -457,6 +524,7 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
+    torch.set_flush_denormal(args.flush_denormal)  # SPEED: before torch starts threads, which inherit the setting
     rng = np.random.default_rng(args.seed)  # CAMEL: masking draws, random warm-up actions, the random guide
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
@@ -505,6 +573,9 @@ if __name__ == "__main__":
     adam_options = dict(lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     q_optimizer = optim.Adam(list(qf.parameters()), **adam_options)
     actor_optimizer = optim.Adam(list(actor.parameters()), **adam_options)
+    # SPEED: gradients written out where they are (the fused critics' layout; the paper's actor objective)
+    manual_critic_grads = args.manual_grads and args.fused_critics
+    manual_actor_grads = manual_critic_grads and args.actor_full_bounds_share == 0 and args.distill_coef == 0
     online_params = list(actor.parameters()) + list(qf.parameters())
     target_params = list(target_actor.parameters()) + list(qf_target.parameters())
 
@@ -581,10 +652,11 @@ if __name__ == "__main__":
             if global_step > args.learning_starts:
                 data = rb.sample(args.batch_size)
                 qf_a_values, qf_losses = update_critics(data, target_actor, qf, qf_target, q_optimizer, args.gamma, args.policy_noise,
-                                                        args.noise_clip, target_full_bounds=args.target_full_bounds)  # fmt: skip
+                                                        args.noise_clip, target_full_bounds=args.target_full_bounds,
+                                                        manual_grads=manual_critic_grads)  # fmt: skip
                 if global_step % args.policy_frequency == 0:
                     actor_loss = update_actor(data, actor, qf, actor_optimizer, full_bounds_share=args.actor_full_bounds_share,
-                                              distill_coef=args.distill_coef)  # fmt: skip
+                                              distill_coef=args.distill_coef, manual_grads=manual_actor_grads)  # fmt: skip
                     # update the target networks
                     update_targets(target_params, online_params, args.tau)
 

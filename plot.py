@@ -155,6 +155,32 @@ class Run(NamedTuple):
     path: str
     steps: np.ndarray  # evaluation steps, increasing
     values: np.ndarray  # the tag's value at those steps
+    settings: dict = {}  # the run's logged hyperparameters {name: text}
+
+
+# Settings that change what a run learns: the seeds of one condition must agree on each of these that they logged
+# (a run from before a setting existed did not log it, and is not compared on it). Bookkeeping (threads, speed
+# paths, checkpoints, paths) may differ.
+ALGORITHM_SETTINGS = (
+    "total_timesteps", "learning_rate", "policy_lr", "q_lr", "buffer_size", "gamma", "tau", "batch_size", "policy_noise",
+    "exploration_noise", "learning_starts", "policy_frequency", "target_network_frequency", "noise_clip", "alpha",
+    "autotune", "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking", "random_guide",
+    "actor_full_bounds_share", "target_full_bounds", "distill_coef",
+)  # fmt: skip
+
+
+def mixed_settings(runs):
+    """For runs of one env and condition: one line per algorithm setting on which their seeds differ, naming the
+    values and the seeds with each (empty when they agree)."""
+    lines = []
+    for name in ALGORITHM_SETTINGS:
+        values = {}
+        for run in sorted(runs, key=lambda r: r.seed):
+            if name in run.settings:
+                values.setdefault(run.settings[name], []).append(str(run.seed))
+        if len(values) > 1:
+            lines.append(f"--{name.replace('_', '-')} " + ", ".join(f"{v} (seed {' '.join(seeds)})" for v, seeds in values.items()))
+    return lines
 
 
 # ---- Reading run folders and exported runs
@@ -261,6 +287,7 @@ def load_runs(runs_dirs, tag):
             try:
                 curves = {name: as_curve(points) for name, points in record["curves"].items()}
                 identity = str(record["env_id"]), str(record["condition"]), int(record["seed"])
+                hyperparameters = dict(record.get("hyperparameters") or {})
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 notes.append(f"{path}: left out: not a complete exported run ({type(e).__name__}: {e}); export it again")
                 continue
@@ -272,7 +299,7 @@ def load_runs(runs_dirs, tag):
         if len(steps) == 0:
             empty.append((path, finished))
             continue
-        run = Run(*identity, path, steps, values)
+        run = Run(*identity, path, steps, values, hyperparameters)
         previous = runs.get(identity)
         if previous is not None:  # the same seed twice: a folder and its export, or CleanRL's names with a time
             kept, dropped = (run, previous) if run.steps[-1] > previous.steps[-1] else (previous, run)
@@ -744,6 +771,12 @@ def main(args):
     groups = {}
     for run in runs:
         groups.setdefault((run.env_id, run.condition), []).append(run)
+    for (env_id, condition), group in groups.items():
+        mixed = mixed_settings(group)
+        if mixed:  # averaging over them would mix two experiments under one name
+            print(f"error: the {env_id} runs of '{condition}' were run with different settings: {'; '.join(mixed)}. "
+                  "Give each setting its own condition name (the sweep's VARIANT), or plot the folders apart", file=sys.stderr)  # fmt: skip
+            return 1
     if not found.runs:
         print(f"error: no runs with {args.tag} under {where}; nothing to plot", file=sys.stderr)
         return 1

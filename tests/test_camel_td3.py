@@ -21,8 +21,8 @@ import camel_td3
 from camel_guide import Guide, to_env_units
 from camel_run import CompiledOrEager, updates_happen
 from camel_td3 import (
-    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, draw_bounds, epsilon_at, explore, mask_bounds,
-    masking_probability, td3_target, update_actor, update_critics, update_targets,
+    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, actor_grads, actor_objective, draw_bounds, epsilon_at, explore,
+    mask_bounds, masking_probability, td3_target, twin_critic_grads, update_actor, update_critics, update_targets,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,7 +212,7 @@ def test_td3_target_noise_is_clamped_into_next_bounds(hopper, monkeypatch):
     assert torch.all(seen[0] >= data.next_low) and torch.all(seen[0] <= data.next_high)
 
 
-def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target_full_bounds=False, **actor_options):
+def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target_full_bounds=False, manual_grads=False, **actor_options):
     """A few TD3 updates (critics, actor, targets) on a fixed batch. fast=False is CleanRL's plain path: Adam
     without fusing, and targets updated parameter by parameter. The options are camel_td3.py's unmasked-gain ones."""
     torch.manual_seed(0)
@@ -226,8 +226,9 @@ def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target
     data = random_batch(n=256, seed=1)
     torch.manual_seed(2)
     for _ in range(steps):
-        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, target_full_bounds=target_full_bounds)
-        actor_loss = actor_step(data, actor, qf, actor_optimizer, **actor_options)
+        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, target_full_bounds=target_full_bounds,
+                                      manual_grads=manual_grads)  # fmt: skip
+        actor_loss = actor_step(data, actor, qf, actor_optimizer, manual_grads=manual_grads, **actor_options)
         if fast:
             update_targets(list(target_actor.parameters()) + list(qf_target.parameters()),
                            list(actor.parameters()) + list(qf.parameters()), 0.005)  # fmt: skip
@@ -269,6 +270,36 @@ def test_fast_path_computes_the_same_update_with_the_unmasked_gain_options_on(ho
     plain, fast = one_update(CriticPair, hopper, fast=False, **options), one_update(TwinQNetwork, hopper, **options)
     assert_same_update(plain, fast)
     assert not torch.allclose(fast[4]["fc1.weight"], one_update(TwinQNetwork, hopper)[4]["fc1.weight"], atol=1e-7)
+
+
+def test_manual_gradients_compute_the_same_update_as_autograd(hopper):
+    # gradients written out (fused critics), against autograd on CleanRL's plain path: values, losses, weights
+    plain, manual = one_update(CriticPair, hopper, fast=False), one_update(TwinQNetwork, hopper, manual_grads=True)
+    assert_same_update(plain, manual)
+    assert_same_update(one_update(TwinQNetwork, hopper, target_full_bounds=True), one_update(TwinQNetwork, hopper, target_full_bounds=True, manual_grads=True))
+
+
+@pytest.mark.parametrize("masking_aware", [True, False])
+def test_manual_gradients_equal_autograds_on_the_first_step(hopper, masking_aware):
+    # one step, so no Adam in between: each parameter's gradient itself, critics and actor (masked and unmasked rows)
+    torch.manual_seed(0)
+    actor, qf = Actor(hopper, masking_aware), TwinQNetwork(hopper)
+    data, y = random_batch(n=128, seed=3), torch.randn(128)
+    values, losses = twin_critic_grads(qf, data.observations, data.actions, y)
+    manual = [p.grad.clone() for p in qf.parameters()]
+    qf.zero_grad()
+    ((qf(data.observations, data.actions) - y) ** 2).mean(1).sum().backward()
+    for grad, param in zip(manual, qf.parameters()):
+        torch.testing.assert_close(grad, param.grad, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(losses, ((qf(data.observations, data.actions) - y) ** 2).mean(1).detach())
+    loss = actor_grads(actor, qf, data.observations, data.low, data.high)
+    manual = [p.grad.clone() for p in actor.parameters()]
+    actor.zero_grad()
+    expected = actor_objective(data, actor, qf)[0]
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach())
+    for grad, param in zip(manual, actor.parameters()):
+        torch.testing.assert_close(grad, param.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_compiled_update_computes_the_same_update_as_eager(hopper, monkeypatch):

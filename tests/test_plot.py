@@ -82,6 +82,36 @@ def run(seed, steps, values, condition="camel"):
     return plot.Run("Hopper-v4", condition, seed, f"seed{seed}", np.array(steps), np.array(values, dtype=float))
 
 
+# ---- Seeds of one condition must be one experiment
+def test_a_condition_whose_seeds_differ_in_an_algorithm_setting_is_an_error(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    write_run(runs, "Hopper-v4__camel__1", line([1000, 2000], 0.01), hyperparameters={"learning_starts": "25000", "seed": "1"})
+    write_run(runs, "Hopper-v4__camel__2", line([1000, 2000], 0.01), hyperparameters={"learning_starts": "25000", "seed": "2"})
+    write_run(runs, "Hopper-v4__camel__3", line([1000, 2000], 0.01), hyperparameters={"learning_starts": "5000", "seed": "3"})
+    assert run_plot(runs, tmp_path / "out") == 1
+    err = capsys.readouterr().err
+    assert "the Hopper-v4 runs of 'camel' were run with different settings: --learning-starts 25000 (seed 1 2), 5000 (seed 3)" in err
+    assert not (tmp_path / "out").exists()  # nothing drawn from the mix
+
+
+def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_together(tmp_path):
+    runs = tmp_path / "runs"
+    write_run(runs, "Hopper-v4__camel__1", line([1000, 2000], 0.01), finished=True,
+              hyperparameters={"learning_starts": "5000", "torch_threads": "1", "llm_policy": "/a/hopper.py"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__2", line([1000, 2000], 0.02), finished=True,
+              hyperparameters={"learning_starts": "5000", "torch_threads": "0", "llm_policy": "/b/hopper.py", "distill_coef": "0.0"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__3", line([1000, 2000], 0.03), hyperparameters={"learning_starts": "5000"}, finished=True)
+    assert run_plot(runs, tmp_path / "out") == 0
+    # exported runs are checked the same way: the exports of these seeds, one edited to another setting
+    assert plot.export(plot.ExportArgs(runs_dir=str(runs), to=str(tmp_path / "export"))) == 0
+    assert run_plot(tmp_path / "export", tmp_path / "out2") == 0
+    exported = tmp_path / "export" / "Hopper-v4__camel__1.json"
+    record = json.loads(exported.read_text())
+    record["hyperparameters"]["learning_starts"] = "25000"
+    exported.write_text(json.dumps(record))
+    assert run_plot(tmp_path / "export", tmp_path / "out3") == 1
+
+
 # ---- The table
 def test_table_reports_mean_ci_and_seed_count_at_each_step(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 2500, 4000)) == 0

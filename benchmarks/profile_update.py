@@ -1,0 +1,101 @@
+"""Where a TD3 update's time goes, per operator: camel_td3.py's own update functions, on a replay buffer filled by
+a real run of the env, profiled with torch.profiler.
+
+Prints the operators by total time (each shape apart), then the time split into matrix products, the optimiser,
+and everything else, in microseconds per update (one critic update, and the actor and target update every
+--policy-frequency steps, as in training). Run it on a quiet machine; it takes about a minute.
+
+    python benchmarks/profile_update.py                      # the default fast path
+    python benchmarks/profile_update.py --no-manual-grads    # autograd
+    python benchmarks/profile_update.py --no-flush-denormal  # IEEE denormals
+"""
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import tyro
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import camel_td3  # noqa: E402
+from camel_guide import full_bounds, to_env_units  # noqa: E402
+
+MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
+
+
+@dataclass
+class Args:
+    env_id: str = "Hopper-v4"
+    """env whose observations and actions fill the replay buffer"""
+    steps: int = 20000
+    """env steps of random actions filling the buffer, then updates to warm up (Adam's moments decay as in training)"""
+    profiled: int = 300
+    """updates profiled after the warm-up"""
+    manual_grads: bool = True
+    """camel_td3.py's --manual-grads"""
+    flush_denormal: bool = True
+    """camel_td3.py's --flush-denormal"""
+    masking_aware: bool = True
+    """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
+    rows: int = 25
+    """operator rows printed"""
+
+
+def main(args):
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(args.flush_denormal)
+    torch.manual_seed(1)
+    env = camel_td3.make_env(args.env_id, 1, 0, False, "profile")()
+    obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
+    actor, target_actor = camel_td3.Actor(env, args.masking_aware), camel_td3.Actor(env, args.masking_aware)
+    qf, qf_target = camel_td3.TwinQNetwork(env), camel_td3.TwinQNetwork(env)
+    target_actor.load_state_dict(actor.state_dict())
+    qf_target.load_state_dict(qf.state_dict())
+    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=True)
+    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=True)
+    online = list(actor.parameters()) + list(qf.parameters())
+    target = list(target_actor.parameters()) + list(qf_target.parameters())
+    rb = camel_td3.ReplayBuffer(args.steps, obs_dim, action_dim, "cpu")
+    rng = np.random.default_rng(1)
+    low, high = full_bounds(action_dim)
+    obs, _ = env.reset(seed=1)
+    for _ in range(args.steps):
+        action = to_env_units(rng.uniform(low, high), env.action_space)
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high)
+        obs = env.reset()[0] if terminated or truncated else next_obs
+
+    def update(step):
+        data = rb.sample(256)
+        camel_td3.update_critics(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, manual_grads=args.manual_grads)
+        if step % 2 == 0:
+            camel_td3.update_actor(data, actor, qf, actor_optimizer, manual_grads=args.manual_grads)
+            camel_td3.update_targets(target, online, 0.005)
+
+    start = time.perf_counter()
+    for step in range(args.steps):
+        update(step)
+    print(f"{args.steps} warm-up updates: {(time.perf_counter() - start) / args.steps * 1e3:.2f} ms per update")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+        for step in range(args.profiled):
+            update(step)
+    events = profile.key_averages(group_by_input_shape=True)
+    print(events.table(sort_by="self_cpu_time_total", row_limit=args.rows, max_name_column_width=32, max_shapes_column_width=60))
+    split = {"matrix products": 0.0, "optimiser (Adam)": 0.0, "other operators": 0.0}
+    for event in events:
+        if event.key in MATMULS:
+            split["matrix products"] += event.self_cpu_time_total
+        elif "adam" in event.key.lower():
+            split["optimiser (Adam)"] += event.self_cpu_time_total
+        else:
+            split["other operators"] += event.self_cpu_time_total
+    total = sum(split.values())
+    for name, us in split.items():
+        print(f"{name:18s} {us / args.profiled:8.0f} us per update  ({us / total:.0%})")
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
