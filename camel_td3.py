@@ -136,7 +136,7 @@ class Args:
     """run both critics as one batched network (off: CleanRL's two separate QNetworks)"""
     manual_grads: bool = True
     """compute the update's gradients with the layers' derivatives written out, not with autograd (the same numbers,
-    less overhead); used with --fused-critics and the paper's actor objective (off: autograd, as CleanRL)"""
+    less overhead); used with --fused-critics and the paper's actor objective, not with --compile (off: autograd, as CleanRL)"""
     compile: bool = False
     """torch.compile the update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
@@ -573,8 +573,9 @@ if __name__ == "__main__":
     adam_options = dict(lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     q_optimizer = optim.Adam(list(qf.parameters()), **adam_options)
     actor_optimizer = optim.Adam(list(actor.parameters()), **adam_options)
-    # SPEED: gradients written out where they are (the fused critics' layout; the paper's actor objective)
-    manual_critic_grads = args.manual_grads and args.fused_critics
+    # SPEED: gradients written out where they are (the fused critics' layout; the paper's actor objective; --compile
+    # derives its own backward)
+    manual_critic_grads = args.manual_grads and args.fused_critics and not args.compile
     manual_actor_grads = manual_critic_grads and args.actor_full_bounds_share == 0 and args.distill_coef == 0
     online_params = list(actor.parameters()) + list(qf.parameters())
     target_params = list(target_actor.parameters()) + list(qf_target.parameters())

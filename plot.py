@@ -575,10 +575,15 @@ def read_guide_returns(path, given):
 
 def guide_lines(guides, env_id, conditions):
     """(condition, return) of each guide with a known return among the shown conditions (X's guide is also
-    X_no_ma_em's, and sac_X's)."""
+    X_no_ma_em's, and sac_X's); one line per guide: a return listed for two shown conditions (the same guide
+    under two names, e.g. camel and camel_early) is drawn once, under the first."""
     shown = set(conditions) | {base_condition(c) for c in conditions}
     shown |= {c[len(SAC) :] for c in shown if c.startswith(SAC)}
-    return [(condition, float(value)) for condition, value in guides.get(env_id, {}).items() if condition in shown]
+    lines = {}
+    for condition, value in guides.get(env_id, {}).items():
+        if condition in shown:
+            lines.setdefault(float(value), condition)
+    return [(condition, value) for value, condition in lines.items()]
 
 
 # ---- Output

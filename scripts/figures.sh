@@ -26,7 +26,11 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
   missing+=("$name")
 }
 
-figure headline   "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
+# the headline at today's default (learning from 5k: runs named *_early), then at CleanRL's 25k
+figure headline   "camel_early" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_early camel_early \
+                  --baseline baseline_early --label "baseline_early=TD3" --label "camel_early=CAMEL (LLM masking)"
+figure headline_25k "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel \
+                  --label "baseline=TD3, learning from 25k" --label "camel=CAMEL, learning from 25k"
 figure ant        "random expert" --envs Ant-v4 --conditions baseline random expert camel
 figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline expert camel
 figure controls   "camel_no_ma_em expert_no_ma_em random_no_ma_em" --envs Hopper-v4 \

@@ -112,6 +112,12 @@ def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_toge
     assert run_plot(tmp_path / "export", tmp_path / "out3") == 1
 
 
+def test_one_guide_under_two_names_is_one_dashed_line():
+    guides = {"Hopper-v4": {"camel": 2542.1, "lean": 75.6, "camel_early": 2542.1}}
+    assert plot.guide_lines(guides, "Hopper-v4", ["baseline", "camel", "camel_early", "lean"]) == [("camel", 2542.1), ("lean", 75.6)]
+    assert plot.guide_lines(guides, "Hopper-v4", ["camel_early"]) == [("camel_early", 2542.1)]
+
+
 # ---- The table
 def test_table_reports_mean_ci_and_seed_count_at_each_step(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 2500, 4000)) == 0
