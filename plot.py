@@ -172,10 +172,10 @@ ALGORITHM_SETTINGS = (
 def mixed_settings(runs):
     """For runs of one env and condition: one line per algorithm setting on which their seeds differ, naming the
     values and the seeds with each (empty when they agree)."""
-    lines = []
+    lines, by_seed = [], sorted(runs, key=lambda r: r.seed)
     for name in ALGORITHM_SETTINGS:
         values = {}
-        for run in sorted(runs, key=lambda r: r.seed):
+        for run in by_seed:
             if name in run.settings:
                 values.setdefault(run.settings[name], []).append(str(run.seed))
         if len(values) > 1:

@@ -3,7 +3,7 @@ a real run of the env, profiled with torch.profiler.
 
 Prints the operators by total time (each shape apart), then the time split into matrix products, the optimiser,
 and everything else, in microseconds per update (one critic update, and the actor and target update every
---policy-frequency steps, as in training). Run it on a quiet machine; it takes about a minute.
+policy_frequency steps, as in training; every hyperparameter is camel_td3.py's default). Run it on a quiet machine; it takes about a minute.
 
     python benchmarks/profile_update.py                      # the default fast path
     python benchmarks/profile_update.py --no-manual-grads    # autograd
@@ -45,6 +45,7 @@ class Args:
 
 
 def main(args):
+    td3 = camel_td3.Args()  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
     torch.set_num_threads(1)
     torch.set_flush_denormal(args.flush_denormal)
     torch.manual_seed(1)
@@ -54,8 +55,8 @@ def main(args):
     qf, qf_target = camel_td3.TwinQNetwork(env), camel_td3.TwinQNetwork(env)
     target_actor.load_state_dict(actor.state_dict())
     qf_target.load_state_dict(qf.state_dict())
-    q_optimizer = torch.optim.Adam(qf.parameters(), lr=3e-4, fused=True)
-    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4, fused=True)
+    q_optimizer = torch.optim.Adam(qf.parameters(), lr=td3.learning_rate, fused=True)
+    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=True)
     online = list(actor.parameters()) + list(qf.parameters())
     target = list(target_actor.parameters()) + list(qf_target.parameters())
     rb = camel_td3.ReplayBuffer(args.steps, obs_dim, action_dim, "cpu")
@@ -69,11 +70,12 @@ def main(args):
         obs = env.reset()[0] if terminated or truncated else next_obs
 
     def update(step):
-        data = rb.sample(256)
-        camel_td3.update_critics(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, manual_grads=args.manual_grads)
-        if step % 2 == 0:
+        data = rb.sample(td3.batch_size)
+        camel_td3.update_critics(data, target_actor, qf, qf_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip,
+                                 manual_grads=args.manual_grads)  # fmt: skip
+        if step % td3.policy_frequency == 0:
             camel_td3.update_actor(data, actor, qf, actor_optimizer, manual_grads=args.manual_grads)
-            camel_td3.update_targets(target, online, 0.005)
+            camel_td3.update_targets(target, online, td3.tau)
 
     start = time.perf_counter()
     for step in range(args.steps):
