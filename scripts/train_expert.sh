@@ -6,9 +6,10 @@
 #   scripts/hopper.sh                              # now also runs the expert conditions
 #   python camel_td3.py --expert-model experts/Hopper-v4.cleanrl_model
 # Settings (environment variables): SEED (default 1), EXPERTS_DIR (default <repo>/experts; keep it out of git),
-# EXTRA_ARGS (more camel_td3.py flags, split on spaces), PYTHON, TORCH_THREADS (default 1, as the sweeps; 0 is
-# torch's default), FORCE=1 (train again even if the model exists). Like the sweeps, re-running after an
-# interruption resumes the run from its checkpoint. (The sweeps also find an expert downloaded from the Hub with
+# EXTRA_ARGS (more camel_td3.py flags, split on spaces; e.g. "--llm-policy policies/hopper.py" trains the expert
+# with CAMEL), PYTHON, TORCH_THREADS (default 1, as the sweeps; 0 is torch's default), FORCE=1 (train again
+# even if the model exists). Like the sweeps, re-running after an interruption resumes the run from its checkpoint.
+# (The sweeps also find an expert downloaded from the Hub with
 # `hf download cleanrl/Hopper-v4-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model --local-dir experts/Hopper-v4`.)
 set -euo pipefail
 
@@ -49,6 +50,11 @@ else
     else
         [[ -f "$RUN_DIR/finished.json" ]] && mv "$RUN_DIR" "$RUN_DIR.old.$(date +%s)"  # FORCE=1: keep the old run aside
         read -r -a extra <<<"$EXTRA_ARGS" || true
+        # the run starts in EXPERTS_DIR: a relative path given here (e.g. --llm-policy policies/hopper.py, for an
+        # expert trained with CAMEL) is made absolute, so it still names the file the caller meant
+        for i in "${!extra[@]}"; do
+            if [[ "${extra[$i]}" != /* && "${extra[$i]}" != -* && -e "${extra[$i]}" ]]; then extra[$i]="$PWD/${extra[$i]}"; fi
+        done
         CMD=("$PYTHON" "$REPO/camel_td3.py" --env-id "$ENV_ID" --seed "$SEED" --exp-name td3_expert --run-name "$NAME"
              --total-timesteps "$STEPS" --save-model --torch-threads "$TORCH_THREADS" ${extra[@]+"${extra[@]}"})
     fi

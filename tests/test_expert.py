@@ -184,3 +184,18 @@ def test_train_expert_script_saves_a_model_that_expert_masking_accepts(tmp_path)
     # a second call finds the model and trains nothing
     again = subprocess.run(["bash", script, "Hopper-v4", "150"], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "already there" in again.stdout
+
+
+def test_train_expert_script_trains_with_a_guide_named_relative_to_the_callers_folder(tmp_path):
+    # the run itself starts in EXPERTS_DIR, so policies/hopper.py must be resolved before it goes there
+    env = dict(os.environ, EXPERTS_DIR=str(tmp_path / "experts"), TORCH_THREADS="1",
+               EXTRA_ARGS="--llm-policy policies/hopper.py --learning-starts 100 --batch-size 32 --eval-episodes 1")  # fmt: skip
+    script = os.path.join(REPO, "scripts", "train_expert.sh")
+    result = subprocess.run(["bash", script, "Hopper-v4", "150"], env=env, cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"--llm-policy {REPO}/policies/hopper.py" in result.stdout
+    actor_state = torch.load(tmp_path / "experts" / "Hopper-v4.cleanrl_model", weights_only=True)[0]
+    assert actor_state["fc1.weight"].shape == (256, 11 + 2 * 3)  # the masking-aware actor: observation and bounds
+    hopper = gym.make("Hopper-v4")
+    guide = make_guide(hopper, expert_model=str(tmp_path / "experts" / "Hopper-v4.cleanrl_model"))
+    assert guide(hopper.reset(seed=0)[0]).shape == (3,)
