@@ -32,11 +32,16 @@ figure headline   "camel_early" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions
 figure headline_25k "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel \
                   --label "baseline=TD3, learning from 25k" --label "camel=CAMEL, learning from 25k"
 figure ant        "random expert" --envs Ant-v4 --conditions baseline random expert camel
-figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline expert camel
+figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline random expert camel
 figure controls   "camel_no_ma_em expert_no_ma_em random_no_ma_em" --envs Hopper-v4 \
                   --conditions baseline camel camel_no_ma_em expert expert_no_ma_em random random_no_ma_em
-figure poor_guide "standstill lean" --envs Hopper-v4 Walker2d-v4 --conditions baseline camel standstill lean \
+# poor guides: Hopper-v4 learning from 25k (beside the 25k TD3 and CAMEL runs), Walker2d-v4 at the default
+figure poor_guide "standstill lean" --envs Hopper-v4 --conditions baseline camel standstill lean \
                   --label "standstill=CAMEL, stand-still guide" --label "lean=CAMEL, leaning guide"
+figure poor_guide_walker2d "standstill_early lean_early" --envs Walker2d-v4 \
+                  --conditions baseline_early camel_early standstill_early lean_early --baseline baseline_early \
+                  --label "baseline_early=TD3" --label "camel_early=CAMEL (LLM masking)" \
+                  --label "standstill_early=CAMEL, stand-still guide" --label "lean_early=CAMEL, leaning guide"
 figure unmasked_gain "camel_fullactor camel_fulltarget camel_distill camel_early" --envs Hopper-v4 Ant-v4 \
                   --conditions baseline baseline_early camel camel_early camel_fullactor camel_fulltarget camel_distill \
                   --label "baseline_early=TD3, learning from 5k" --label "camel_early=CAMEL, learning from 5k" \
