@@ -122,7 +122,7 @@ class Args:
     steps: Annotated[tuple[int, ...], hint("25, 50, 75 and 100% of each env's common last step")] = ()
     """environment steps at which the table reports the return"""
     guide_returns: Optional[str] = DEFAULT_GUIDE_RETURNS
-    """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines)"""
+    """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel's for camel_early, camel_no_ma_em, sac_camel)"""
     baseline: str = "baseline"
     """the condition the sample-efficiency measures compare against"""
     tag: str = "eval/episodic_return"
@@ -573,17 +573,27 @@ def read_guide_returns(path, given):
     return guides
 
 
+def guide_entry(condition, returns):
+    """The guide-returns entry a condition uses: its own, else that of the condition it varies, found by dropping
+    a sac_ prefix and then trailing _words (camel for sac_camel, camel_early, camel_no_ma_em); None if none."""
+    name = condition[len(SAC) :] if condition.startswith(SAC) and condition not in returns else condition
+    parts = name.split("_")
+    for end in range(len(parts), 0, -1):
+        if "_".join(parts[:end]) in returns:
+            return "_".join(parts[:end])
+    return None
+
+
 def guide_lines(guides, env_id, conditions):
-    """(condition, return) of each guide with a known return among the shown conditions (X's guide is also
-    X_no_ma_em's, and sac_X's); one line per guide: a return listed for two shown conditions (the same guide
-    under two names, e.g. camel and camel_early) is drawn once, under the first."""
-    shown = set(conditions) | {base_condition(c) for c in conditions}
-    shown |= {c[len(SAC) :] for c in shown if c.startswith(SAC)}
+    """(condition, return): one dashed line per guide that a shown condition uses (see guide_entry), named after
+    the first shown condition that uses it; two guides with equal returns keep a line each."""
+    returns = guides.get(env_id, {})
     lines = {}
-    for condition, value in guides.get(env_id, {}).items():
-        if condition in shown:
-            lines.setdefault(float(value), condition)
-    return [(condition, value) for value, condition in lines.items()]
+    for condition in conditions:
+        entry = guide_entry(condition, returns)
+        if entry is not None and entry not in lines:
+            lines[entry] = (condition, float(returns[entry]))
+    return list(lines.values())
 
 
 # ---- Output
@@ -804,8 +814,7 @@ def main(args):
         print(f"error: none of the chosen envs/conditions have runs under {where} "
               f"(found: {', '.join(sorted(found_envs))}; {', '.join(sorted(found_conditions))})", file=sys.stderr)  # fmt: skip
         return 1
-    guide_conditions = {c for returns in guides.values() for c in returns}
-    labels = {c: condition_label(c, custom_labels) for c in {*conditions, args.baseline, *guide_conditions}}
+    labels = {c: condition_label(c, custom_labels) for c in {*conditions, args.baseline}}
     report, missing = found_report(groups, envs, conditions, labels, args)
     print(f"found {sum(len(groups.get((e, c), [])) for e in envs for c in conditions)} runs in {where}:")
     print("\n".join(report))

@@ -112,10 +112,17 @@ def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_toge
     assert run_plot(tmp_path / "export", tmp_path / "out3") == 1
 
 
-def test_one_guide_under_two_names_is_one_dashed_line():
-    guides = {"Hopper-v4": {"camel": 2542.1, "lean": 75.6, "camel_early": 2542.1}}
-    assert plot.guide_lines(guides, "Hopper-v4", ["baseline", "camel", "camel_early", "lean"]) == [("camel", 2542.1), ("lean", 75.6)]
-    assert plot.guide_lines(guides, "Hopper-v4", ["camel_early"]) == [("camel_early", 2542.1)]
+def test_a_condition_uses_the_guide_of_the_condition_it_varies_and_each_guide_is_one_dashed_line():
+    guides = {"Hopper-v4": {"camel": 2542.1, "lean": 75.6, "expert": 3044.8}}
+    shown = ["baseline", "camel_early", "camel", "sac_camel", "camel_no_ma_em_early", "lean_early", "random_no_ma_em"]
+    # camel's guide is drawn once, named after the first shown condition that uses it; baseline and random have none
+    assert plot.guide_lines(guides, "Hopper-v4", shown) == [("camel_early", 2542.1), ("lean_early", 75.6)]
+    assert plot.guide_lines(guides, "Hopper-v4", ["expert_no_ma_em"]) == [("expert_no_ma_em", 3044.8)]
+    assert plot.guide_lines(guides, "Walker2d-v4", shown) == []
+    # two different guides with the same return keep a line each; a condition's own entry wins over the one it varies
+    guides = {"Hopper-v4": {"camel": 1000.0, "standstill": 1000.0, "camel_early": 900.0}}
+    assert plot.guide_lines(guides, "Hopper-v4", ["camel", "standstill", "camel_early"]) == [
+        ("camel", 1000.0), ("standstill", 1000.0), ("camel_early", 900.0)]
 
 
 # ---- The table
@@ -368,7 +375,7 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     assert not [t for t in texts if t in ("baseline", "camel", "eval/episodic_return")]  # no internal names
     for ext in ("png", "svg", "pdf", "md"):
         assert (tmp_path / "out" / f"hopper.{ext}").stat().st_size > 1000
-    assert "Guide's own return (dashed in the figure): CAMEL (LLM masking) 2542.0, Expert masking 3100.0." in (
+    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, CAMEL (LLM masking) 2542.0." in (
         tmp_path / "out" / "hopper.md").read_text()  # fmt: skip
 
 
@@ -408,7 +415,7 @@ def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
     assert "not from a sweep" not in capsys.readouterr().out
     assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC (LLM masking)", "CAMEL-SAC (LLM masking) w/o MA EM"]
-    assert "Guide's own return (dashed in the figure): CAMEL (LLM masking) 2542.0." in (tmp_path / "out" / "results.md").read_text()
+    assert "Guide's own return (dashed in the figure): CAMEL-SAC (LLM masking) 2542.0." in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
