@@ -145,6 +145,27 @@ def test_table_gives_each_seeds_final_return(sweep_runs, tmp_path):
     assert rows["Random masking"][2] == "1: 5.0, 2: 7.0, 3: —"  # seed 3 stopped at 2000
 
 
+def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_runs, tmp_path):
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000)) == 0
+    rows = table_rows(tmp_path / "out")
+    assert "| final return against TD3's |" in (tmp_path / "out" / "results.md").read_text()
+    # by hand: finals TD3 40, 50, 60; camel 80, 160. Of the 10 ways to split the 5 pooled finals 2 + 3, only the
+    # observed one has a difference of means >= 120 - 50 = 70, and every one is <= 70: p = 2 * min(1/10, 1) = 0.2
+    assert rows["TD3"][3] == "—"
+    assert rows["CAMEL (LLM masking)"][3] == "+70.0, p=0.200"
+    # random: seed 3 stopped at 2000, so its finals are 5 and 7 (mean 6, 44 below TD3's), again the extreme split
+    assert rows["Random masking"][3] == "-44.0, p=0.200"
+
+
+def test_permutation_p_value_by_hand():
+    # [1, 3] against [2, 4]: the 6 splits of {1, 2, 3, 4} give differences -2, -1, 0, 0, 1, 2; 2 are <= -1
+    assert plot.permutation_p_value([1.0, 3.0], [2.0, 4.0]) == pytest.approx(2 * 2 / 6)
+    # every seed above every baseline seed: 1 split of C(6, 3) = 20 with 3 seeds each, 1 of C(10, 5) = 252 with 5
+    assert plot.permutation_p_value([5.0, 6.0, 7.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
+    assert plot.permutation_p_value([5.0, 6.0, 7.0, 8.0, 9.0], [0.0, 1.0, 2.0, 3.0, 4.0]) == pytest.approx(2 / 252)
+    assert plot.against_baseline([5.0, float("nan")], [1.0, 2.0]) == "—"  # one seed reached the step
+
+
 def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (2000, 3000)) == 0
     rows = table_rows(tmp_path / "out")
