@@ -44,11 +44,12 @@ Definitions
     when t_k = t_0). A condition's value is the mean over its seeds, which is the same average of its mean curve,
     with a bootstrap confidence interval over seeds as above. It credits learning early and counts every dip.
   - Final return against the baseline's: the difference of the means over seeds of the return at the table's last
-    step, and the two-sided p-value of an exact permutation test (SciPy's permutation_test): over all the ways to
-    split the two conditions' pooled seeds into groups of their sizes, twice the smaller of the shares whose
-    difference of means is at least, and at most, the one observed (at most 1). It assumes nothing about the
-    returns' distribution, and its smallest possible value is set by the seeds: 0.1 with 3 seeds each, 0.008 with
-    5 each.
+    step, and the two-sided p-value of a permutation test (SciPy's permutation_test): over all the ways to split
+    the two conditions' pooled seeds into groups of their sizes, twice the smaller of the shares whose difference
+    of means is at least, and at most, the one observed (at most 1). It is exact up to 100,000 splits (9 seeds
+    against 9) and above that uses 100,000 random splits (generator seeded by --seed). It assumes nothing about
+    the returns' distribution, and its smallest possible value is set by the seeds: 0.1 with 3 seeds each, 0.008
+    with 5 each.
 
 Export (`python plot.py export RUNS_DIR --to FOLDER`): for each finished run folder (finished.json present) whose
 file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 10 kB for 100k steps), which plotting reads like the run folder:
@@ -131,7 +132,7 @@ class Args:
     guide_returns: Optional[str] = DEFAULT_GUIDE_RETURNS
     """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel's for camel_early, camel_no_ma_em, sac_camel)"""
     baseline: str = "baseline"
-    """the condition the sample-efficiency measures compare against"""
+    """the condition the permutation test and the sample-efficiency measures compare against"""
     tag: str = "eval/episodic_return"
     """the TensorBoard scalar to plot"""
     bootstrap_samples: int = 10_000
@@ -139,7 +140,7 @@ class Args:
     confidence: float = 0.95
     """confidence level of the intervals"""
     seed: int = 0
-    """seed of the bootstrap's random generator"""
+    """seed of the random generators of the bootstrap and of a sampled permutation test"""
 
 
 @dataclass
@@ -490,25 +491,30 @@ def sample_efficiency(baseline_runs, runs):
     return settled_step(*common_curve(runs), final_return), final_step, final_return
 
 
-def permutation_p_value(values, baseline_values):
-    """Two-sided p-value of an exact permutation test of the difference of the means over seeds: over all the ways
-    to split the pooled seeds into groups of the two sizes, twice the smaller of the shares whose difference is at
-    least, and at most, the observed one (at most 1)."""
+PERMUTATION_SPLITS = 100_000  # the permutation test is exact up to this many splits (9 seeds against 9), else sampled
+
+
+def permutation_p_value(values, baseline_values, seed=0):
+    """Two-sided p-value of a permutation test of the difference of the means over seeds: over the ways to split
+    the pooled seeds into groups of the two sizes, twice the smaller of the shares whose difference is at least,
+    and at most, the observed one (at most 1). Every split when there are at most PERMUTATION_SPLITS, else that
+    many random ones (seeded)."""
     def difference(x, y, axis):
         return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
     test = stats.permutation_test((values, baseline_values), difference, permutation_type="independent",
-                                  n_resamples=np.inf, vectorized=True)  # fmt: skip
+                                  n_resamples=PERMUTATION_SPLITS, vectorized=True, rng=np.random.default_rng(seed))  # fmt: skip
     return float(test.pvalue)
 
 
-def against_baseline(finals, baseline_finals):
+def against_baseline(finals, baseline_finals, seed=0):
     """The table's cell comparing a condition's final returns with the baseline's: the difference of the means
     and the permutation test's p; "—" with fewer than 2 seeds on either side."""
     finals, baseline_finals = [v for v in finals if not np.isnan(v)], [v for v in baseline_finals if not np.isnan(v)]
     if len(finals) < 2 or len(baseline_finals) < 2:
         return "—"
-    return f"{np.mean(finals) - np.mean(baseline_finals):+.1f}, p={permutation_p_value(finals, baseline_finals):.3f}"
+    p_value = permutation_p_value(finals, baseline_finals, seed)
+    return f"{np.mean(finals) - np.mean(baseline_finals):+.1f}, p={p_value:.3f}"
 
 
 def mean_over_training(run, grid):
@@ -719,7 +725,7 @@ def results_markdown(groups, envs, conditions, labels, guides, args):
             cells = summarize(runs, steps, args)
             final_values = [values_at(run, [steps[-1]])[0] for run in runs]
             finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:.1f}") for run, v in zip(runs, final_values))
-            versus = "—" if condition == args.baseline else against_baseline(final_values, baseline_finals)
+            versus = "—" if condition == args.baseline else against_baseline(final_values, baseline_finals, args.seed)
             if baseline_runs is None:
                 settled = f"no {baseline_name} runs"
             else:
@@ -736,8 +742,9 @@ def results_markdown(groups, envs, conditions, labels, guides, args):
         lines.append("")
         if baseline_runs is not None:
             lines.append(f"Final return against {baseline_name}'s: the difference of the mean final returns ({format_steps(steps[-1])}) "
-                         f"and the two-sided p-value of an exact permutation test over the seeds (every split of the pooled "
-                         f"seeds into groups of the two sizes; with 3 seeds each p is at least 0.1, with 5 each 0.008).")  # fmt: skip
+                         f"and the two-sided p-value of a permutation test over the seeds (every split of the pooled seeds into "
+                         f"groups of the two sizes, 100,000 random ones if there are more; with 3 seeds each p is at least 0.1, "
+                         f"with 5 each 0.008).")  # fmt: skip
         _, final_step, final_return = sample_efficiency(baseline_runs, baseline_runs) if baseline_runs else (None,) * 3
         if final_step is not None:
             lines.append(f"Steps to {baseline_name}'s final return: {baseline_name}'s mean return at {format_steps(final_step)} steps is "

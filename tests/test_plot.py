@@ -164,6 +164,10 @@ def test_permutation_p_value_by_hand():
     assert plot.permutation_p_value([5.0, 6.0, 7.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
     assert plot.permutation_p_value([5.0, 6.0, 7.0, 8.0, 9.0], [0.0, 1.0, 2.0, 3.0, 4.0]) == pytest.approx(2 / 252)
     assert plot.against_baseline([5.0, float("nan")], [1.0, 2.0]) == "—"  # one seed reached the step
+    # 10 seeds against 10 is C(20, 10) = 184,756 splits, more than PERMUTATION_SPLITS: sampled, seeded, and close to
+    # the exact value (all above: 2 / 184,756, i.e. no sampled split as extreme but the observed one counted)
+    high, low = np.arange(10.0) + 100, np.arange(10.0)
+    assert plot.permutation_p_value(high, low, seed=1) == plot.permutation_p_value(high, low, seed=1) < 1e-4
 
 
 def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tmp_path):
