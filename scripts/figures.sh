@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Redraw every results figure and table in docs/results/ from the committed run data (docs/results/runs/), with no
-# training: one plot.py call per question of docs/results.md. A figure whose runs are not in the data yet is
-# reported and skipped.
+# training: one plot.py call per question of docs/results.md, whose quoted tables it then updates. A figure whose
+# runs are not in the data yet is reported and skipped.
 #   scripts/figures.sh                      # all figures
 #   RUNS=runs/ OUT=plots scripts/figures.sh # the same figures from your own runs
 set -uo pipefail
@@ -29,8 +29,7 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # the headline at today's default (learning from 5k: runs named *_early), then at CleanRL's 25k
 figure headline   "camel_early" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_early camel_early \
                   --baseline baseline_early --label "baseline_early=TD3" --label "camel_early=CAMEL (LLM masking)"
-figure headline_25k "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel \
-                  --label "baseline=TD3, learning from 25k" --label "camel=CAMEL, learning from 25k"
+figure headline_25k "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
 figure ant        "random expert" --envs Ant-v4 --conditions baseline random expert camel
 figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline random expert camel
 figure controls   "camel_no_ma_em expert_no_ma_em random_no_ma_em" --envs Hopper-v4 \
@@ -49,6 +48,20 @@ figure unmasked_gain "camel_fullactor camel_fulltarget camel_distill camel_early
                   --label "camel_fulltarget=CAMEL + target under full bounds" \
                   --label "camel_distill=CAMEL + Q-filtered distillation"
 figure sac        "sac_baseline sac_camel" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel --baseline sac_baseline
+
+# docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date
+if [ "$out" = docs/results ]; then
+  "$python" - <<'QUOTE'
+import pathlib, re
+doc = pathlib.Path("docs/results.md")
+def table(match):
+    name = match.group(1)
+    body = pathlib.Path(f"docs/results/{name}.md").read_text().split("\n", 2)[2].strip()  # the table below its first line
+    return f"<!-- table:{name} -->\n{body}\n<!-- /table:{name} -->"
+doc.write_text(re.sub(r"<!-- table:(\w+) -->\n.*?\n<!-- /table:\1 -->", table, doc.read_text(), flags=re.S))
+QUOTE
+  echo "updated the tables quoted in docs/results.md"
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "not drawn (no runs for them in $runs yet): ${missing[*]}"

@@ -604,3 +604,24 @@ def test_plotting_keeps_maths_on_one_thread_and_imports_no_torch(sweep_runs, tmp
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "1 1" and lines[-1] == "False 0"
+
+
+def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
+    # scripts/figures.sh redraws every results figure from docs/results/runs alone; its tables must equal the ones in
+    # docs/results/, so a table that was not redrawn after a run was added (or a run that was not committed) fails here
+    env = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path)}
+    result = subprocess.run(["bash", "scripts/figures.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "not drawn" not in result.stdout
+    names = re.findall(r"^figure (\w+)", open(os.path.join(REPO, "scripts", "figures.sh")).read(), flags=re.M)
+    assert len(names) >= 9
+    for name in names:
+        assert sorted(p.name for p in tmp_path.glob(f"{name}.*")) == [f"{name}.{ext}" for ext in ("md", "pdf", "png", "svg")]
+        with open(os.path.join(REPO, "docs", "results", f"{name}.md")) as committed:
+            assert (tmp_path / f"{name}.md").read_text() == committed.read(), f"docs/results/{name}.md is stale"
+    # docs/results.md quotes each table between <!-- table:NAME --> markers: the table below its first line
+    with open(os.path.join(REPO, "docs", "results.md")) as f:
+        quoted = dict(re.findall(r"<!-- table:(\w+) -->\n(.*?)\n<!-- /table:\1 -->", f.read(), flags=re.S))
+    assert set(quoted) == set(names)
+    for name, table in quoted.items():
+        assert table == (tmp_path / f"{name}.md").read_text().split("\n", 2)[2].strip(), f"docs/results.md quotes a stale {name} table"
