@@ -743,7 +743,7 @@ def results_markdown(groups, envs, conditions, labels, guides, args):
         if baseline_runs is not None:
             lines.append(f"Final return against {baseline_name}'s: the difference of the mean final returns ({format_steps(steps[-1])}) "
                          f"and the two-sided p-value of a permutation test over the seeds (every split of the pooled seeds into "
-                         f"groups of the two sizes, 100,000 random ones if there are more; with 3 seeds each p is at least 0.1, "
+                         f"groups of the two sizes, {PERMUTATION_SPLITS:,} random ones if there are more; with 3 seeds each p is at least 0.1, "
                          f"with 5 each 0.008).")  # fmt: skip
         _, final_step, final_return = sample_efficiency(baseline_runs, baseline_runs) if baseline_runs else (None,) * 3
         if final_step is not None:
