@@ -65,6 +65,7 @@ at steps in (s - bin, s]. Values are TensorBoard's float32 numbers, written in t
 import json
 import logging
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -631,6 +632,20 @@ def guide_lines(guides, env_id, conditions):
 
 
 # ---- Output
+QUOTED_TABLE = re.compile(r"<!-- table:(\w+) -->\n(.*?)\n<!-- /table:\1 -->", flags=re.S)  # a table a document quotes
+
+
+def quote_tables(document, tables_dir):
+    """The document with each table it quotes between <!-- table:NAME --> and <!-- /table:NAME --> replaced by
+    tables_dir/NAME.md below its first line (the line that says what the numbers are, and the blank line after)."""
+    def table(match):
+        with open(os.path.join(tables_dir, f"{match.group(1)}.md")) as f:
+            body = f.read().split("\n", 2)[2].strip()
+        return f"<!-- table:{match.group(1)} -->\n{body}\n<!-- /table:{match.group(1)} -->"
+
+    return QUOTED_TABLE.sub(table, document)
+
+
 def format_steps(step):
     if step >= 1_000_000 and step % 100_000 == 0:
         return f"{step / 1_000_000:g}M"

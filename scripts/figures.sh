@@ -51,15 +51,7 @@ figure sac        "sac_baseline sac_camel" --envs Hopper-v4 Ant-v4 --conditions 
 
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date
 if [ "$out" = docs/results ]; then
-  "$python" - <<'QUOTE'
-import pathlib, re
-doc = pathlib.Path("docs/results.md")
-def table(match):
-    name = match.group(1)
-    body = pathlib.Path(f"docs/results/{name}.md").read_text().split("\n", 2)[2].strip()  # the table below its first line
-    return f"<!-- table:{name} -->\n{body}\n<!-- /table:{name} -->"
-doc.write_text(re.sub(r"<!-- table:(\w+) -->\n.*?\n<!-- /table:\1 -->", table, doc.read_text(), flags=re.S))
-QUOTE
+  "$python" -c 'import pathlib, plot; doc = pathlib.Path("docs/results.md"); doc.write_text(plot.quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"
 fi
 
