@@ -25,6 +25,7 @@ can. Only run guides you would be willing to run yourself.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import os
 import signal
@@ -78,6 +79,20 @@ def to_normalized(env_action, action_space) -> np.ndarray:
 def full_bounds(action_dim: int) -> tuple[np.ndarray, np.ndarray]:
     """The bounds of an unmasked step: the whole normalised action space, low = -1 and high = 1 (float32)."""
     return -np.ones(action_dim, dtype=np.float32), np.ones(action_dim, dtype=np.float32)
+
+
+REPO_ROOT = Path(__file__).resolve().parent
+
+
+def guide_file_record(path: str | os.PathLike) -> dict:
+    """A guide file's identity for a run's record: its path relative to this repository (absolute if it lies
+    outside) and the sha256 of its bytes, so a committed result names exactly the code it was trained with."""
+    resolved = Path(path).resolve()
+    try:
+        shown = resolved.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        shown = str(resolved)
+    return {"path": shown, "sha256": hashlib.sha256(resolved.read_bytes()).hexdigest()}
 
 
 class GuideError(Exception):

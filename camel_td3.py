@@ -26,7 +26,7 @@ import torch.optim as optim
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_guide import GuideError, action_scale_bias, full_bounds, make_guide, to_env_units, track_robot_camera
+from camel_guide import GuideError, guide_file_record, action_scale_bias, full_bounds, make_guide, to_env_units, track_robot_camera
 from camel_run import (
     Checkpoints, CompiledOrEager, Progress, StopRequest, check_common_args, check_new_run_dir, check_unmasked_gain_args,
     checked_env, finish_run, resume_args, updates_happen,
@@ -541,6 +541,7 @@ if __name__ == "__main__":
                            rng=rng, seed=args.seed, call_timeout=args.guide_timeout)  # fmt: skip
     except GuideError as e:
         raise SystemExit(f"error: {e}")
+    guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
 
     if args.track:
         try:
@@ -720,7 +721,8 @@ if __name__ == "__main__":
 
     finish_run(run_dir, {"run_name": run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                          "total_timesteps": args.total_timesteps, "final_eval_return": eval_return,
-                         "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0})  # fmt: skip
+                         "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
+                         "guide_file": guide_file})  # fmt: skip
     if updates_happen(args):
         print(f"finished {run_name}: eval/episodic_return {eval_return:.1f} after {args.total_timesteps} steps")
     else:
