@@ -88,6 +88,13 @@ class Args:
     """a prompt template to use instead of the one in prompts/ (placeholders: see prompts/README.md)"""
     print_prompt: bool = False
     """print the filled prompt and exit, without calling any model"""
+    answers: tuple[str, ...] = ()
+    """answer files: what a model answered outside this script (a prompt pasted into a chat window, the answer
+    saved as a file), one candidate each. They get the same extraction, checks, evaluation, ranking, report and
+    --select as an API run, and no model is called; --model names the model that wrote them. A file whose name
+    holds roundN (e.g. round2_answer1.md) answers round N's prompt, any other answers round 1. With --iterations,
+    the first round with no answer files has its prompt written to --output-dir and printed: ask it the same way,
+    then run again with those answers added (into a new --output-dir)"""
 
     # evaluation (by evaluate_policy.py)
     evaluate: tuple[str, ...] = ()
@@ -291,6 +298,37 @@ def extract_code(response):
     return None
 
 
+def answers_by_round(paths):
+    """{round: [answer files]} from --answers: a file whose name holds roundN answers round N, any other round 1."""
+    rounds = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise UsageError(f"--answers {path}: no such file")
+        match = re.search(r"round(\d+)", Path(path).name)
+        rounds.setdefault(int(match.group(1)) if match else 1, []).append(Path(path))
+    if 0 in rounds:
+        raise UsageError(f"--answers {rounds[0][0]}: rounds are numbered from 1")
+    return rounds
+
+
+def answers_backend(files):
+    """An `ask` that, instead of calling a model, returns the given answer files in order, each read exactly as
+    saved (a model asked outside this script, e.g. in a chat window)."""
+    pending = list(files)
+
+    def ask(prompt):
+        path = pending.pop(0)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ModelError(f"cannot read the answer file {path}: {one_line(e)}") from None
+        if not text.strip():
+            raise ModelError(f"the answer file {path} is empty")
+        return text, {"answer_file": str(path), "answer_sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+    return ask
+
+
 def write_json(path, data):
     write_text(path, json.dumps(data, indent=2) + "\n")
 
@@ -315,8 +353,9 @@ def ask_for_candidate(ask, prompt, prompt_file, name, round_no, out, provenance)
     if code is None:
         candidate.error = "the response has no complete ```python block defining policy(obs)"
     else:
+        when = f"answer file {details['answer_file']}" if "answer_file" in details else f"asked at {record['requested_at']}"
         header = (f"# Guide policy candidate {name} for {provenance['env_id']}, written by {provenance['model']} "
-                  f"({provenance['backend']}) at {record['requested_at']}.\n"
+                  f"({provenance['backend']}; {when}).\n"
                   f"# Prompt: {prompt_file.name}; raw response: {name}.response.md; details: {name}.json\n\n")  # fmt: skip
         candidate.path = str(out / f"{name}.py")
         write_text(candidate.path, header + code)
@@ -331,6 +370,20 @@ def ask_for_candidate(ask, prompt, prompt_file, name, round_no, out, provenance)
 # ---------------------------------------------------------------------------------------------------------
 # Report, refinement feedback
 # ---------------------------------------------------------------------------------------------------------
+def write_provenance(out, info, round_no, prompt_file):
+    """provenance.json: who wrote the candidates (the model as named, the backend), when, and the sha256 of each
+    round's prompt file as kept in the folder, so that a reader can check what the model was asked."""
+    path = out / "provenance.json"
+    record = json.loads(path.read_text(encoding="utf-8")) if round_no > 1 and path.exists() else {}
+    record.update({key: info[key] for key in ("env_id", "model", "backend")})
+    record.setdefault("date", info["started"])
+    record.setdefault("prompts", {})[f"round{round_no}"] = {
+        "prompt_file": prompt_file.name, "prompt_sha256": hashlib.sha256(prompt_file.read_bytes()).hexdigest()}
+    if round_no == 1:
+        record["prompt_file"], record["prompt_sha256"] = prompt_file.name, record["prompts"]["round1"]["prompt_sha256"]
+    write_json(path, record)
+
+
 def write_report(out, candidates, info):
     """Write report.md and report.json in evaluate_policy's format (after every evaluation, so an interrupted run
     keeps its report). Returns the ranking."""
@@ -386,6 +439,13 @@ def flag_problems(args):
             problems.append(f"--evaluate scores existing files and asks no model, so {', '.join(used)} cannot go with it")
     if args.policy_path and not args.select:
         problems.append("--policy-path is where --select best writes; add --select best")
+    if args.answers:
+        if not args.model:
+            problems.append("--answers needs --model, the name of the model that wrote the answers (as the model gives it)")
+        if args.base_url:
+            problems.append("--answers takes answers obtained elsewhere and calls no model, so --base-url cannot go with it")
+        if args.evaluate:
+            problems.append("--answers and --evaluate cannot go together")
     if args.base_url and not args.model:
         problems.append("--base-url needs --model, the name your server knows the model by (e.g. qwen2.5-coder:32b)")
     return problems
@@ -434,8 +494,13 @@ def main(args, ask=None):
         print(task_prompt)
         return 0
 
-    # the model
-    if args.base_url:
+    # the model, or the answers it gave elsewhere
+    answer_files = answers_by_round(args.answers) if args.answers else None
+    if answer_files and max(answer_files) > args.iterations + 1:
+        raise UsageError(f"--answers has answers to round {max(answer_files)}, so it needs --iterations {max(answer_files) - 1} or more")
+    if answer_files:
+        model, backend = args.model, "answers given with --answers (obtained outside generate_policy.py; no model called)"
+    elif args.base_url:
         model, backend = args.model, f"OpenAI-compatible server at {args.base_url}"
         options = (args.temperature, args.max_output_tokens, args.request_timeout, args.request_attempts)
         ask = ask or openai_backend(args.base_url, model, *options)
@@ -459,6 +524,7 @@ def main(args, ask=None):
     provenance = {"env_id": args.env_id, "model": model, "backend": backend, "base_url": args.base_url,
                   "temperature": args.temperature, "max_output_tokens": args.max_output_tokens}  # fmt: skip
     candidates = []
+    waiting_for = None  # with --answers: the first round whose answers are still to be obtained
 
     try:
         for round_no in range(1, args.iterations + 2):
@@ -472,11 +538,18 @@ def main(args, ask=None):
                                                                "feedback": feedback, "score_rule": SCORE_RULE})  # fmt: skip
             prompt_file = out / f"round{round_no}_prompt.md"
             write_text(prompt_file, prompt)
+            write_provenance(out, info, round_no, prompt_file)
+            num_candidates = args.num_candidates
+            if answer_files is not None:
+                if round_no not in answer_files:
+                    waiting_for = round_no
+                    break
+                num_candidates, ask = len(answer_files[round_no]), answers_backend(answer_files[round_no])
 
             # ask: one request per candidate, each saved as it arrives
             new = []
-            with Progress(args.num_candidates, f"round {round_no}: asking {model}", "candidate") as progress:
-                for i in range(1, args.num_candidates + 1):
+            with Progress(num_candidates, f"round {round_no}: asking {model}", "candidate") as progress:
+                for i in range(1, num_candidates + 1):
                     candidate = ask_for_candidate(ask, prompt, prompt_file, f"round{round_no}_candidate{i}", round_no, out, provenance)
                     if candidate.error:
                         progress.write(f"{candidate.name}: failed: {candidate.error}")
@@ -510,6 +583,13 @@ def main(args, ask=None):
         print(f"selected {best.name} -> {policy_path}")
     chosen = policy_path if args.select else best.path
     print(f"best: {best.name}; train with: python camel_td3.py --env-id {args.env_id} --llm-policy {chosen}")
+    if waiting_for is not None:
+        prompt_file = out / f"round{waiting_for}_prompt.md"
+        print(f"\n----- round {waiting_for} prompt ({prompt_file}) -----\n{prompt_file.read_text(encoding='utf-8')}\n"
+              f"----- end of the round {waiting_for} prompt -----\n"
+              f"round {waiting_for}: give the prompt above to the model (a new conversation), save each answer as "
+              f"round{waiting_for}_answer1.md, round{waiting_for}_answer2.md, ..., then run this command again with those "
+              f"files added to --answers and a new --output-dir")  # fmt: skip
     return 0
 
 

@@ -3,6 +3,7 @@ selection, and the --evaluate alias (evaluation itself is specified in test_eval
 real model: Gemini is faked with an httpx2 MockTransport under the real google-genai SDK, and the OpenAI-compatible
 backend talks to a small HTTP server started on 127.0.0.1."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -380,3 +381,91 @@ def test_interrupted_generation_keeps_the_candidates_already_received(tmp_path):
     for name in ("round1_candidate1", "round1_candidate2"):
         assert (out / f"{name}.py").exists() and (out / f"{name}.response.md").exists() and (out / f"{name}.json").exists()
     assert not list(out.glob("*.partial"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Answers obtained outside the script (--answers): a chat window instead of an API
+# ---------------------------------------------------------------------------------------------------------
+def run_generate(*flags, timeout=180):
+    return subprocess.run([sys.executable, str(ROOT / "generate_policy.py"), *flags], capture_output=True, text=True, timeout=timeout)
+
+
+def test_answers_from_a_chat_go_through_the_same_checks_evaluation_report_and_selection_with_no_model(tmp_path, monkeypatch):
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    texts = [reply(FORWARD), "Sorry, I cannot help with that.", reply("import os\ndef policy(obs):\n    return os.system('ls')\n"),
+             reply(STILL, after="\nIt holds still.\n\n")]  # fmt: skip
+    for i, text in enumerate(texts, 1):
+        (answers / f"answer{i}.md").write_bytes(text.encode())
+    out, chosen = tmp_path / "out", tmp_path / "chosen.py"
+    run = run_generate("--env-id", "Hopper-v4", "--answers", *[str(answers / f"answer{i}.md") for i in range(1, 5)],
+                       "--model", "chat-model-x", "--episodes", "1", "--max-episode-steps", "40", "--no-video",
+                       "--output-dir", str(out), "--select", "best", "--policy-path", str(chosen))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+
+    # every answer kept byte for byte, with where it came from; the prompt kept is the one --print-prompt gives
+    prompt = run_generate("--env-id", "Hopper-v4", "--print-prompt").stdout
+    assert (out / "round1_prompt.md").read_text() + "\n" == prompt
+    for i, text in enumerate(texts, 1):
+        assert (out / f"round1_candidate{i}.response.md").read_bytes() == text.encode()
+        details = json.loads((out / f"round1_candidate{i}.json").read_text())
+        assert details["model"] == "chat-model-x" and details["answer_file"] == str(answers / f"answer{i}.md")
+        assert details["answer_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["model"] == "chat-model-x" and provenance["env_id"] == "Hopper-v4" and "--answers" in provenance["backend"]
+    assert provenance["prompt_sha256"] == hashlib.sha256((out / "round1_prompt.md").read_bytes()).hexdigest()
+
+    # the same extraction, checks, evaluation and ranking as an API run
+    report = json.loads((out / "report.json").read_text())
+    by_name = {c["name"]: c for c in report["candidates"]}
+    assert "no complete ```python block" in by_name["round1_candidate2"]["error"]
+    assert by_name["round1_candidate3"]["error"].startswith("refused by the checks")
+    assert by_name["round1_candidate1"]["error"] is None and by_name["round1_candidate4"]["error"] is None
+    assert by_name["round1_candidate1"]["episodes"][0]["length"] > 0
+    best = report["best"]
+    assert best in ("round1_candidate1", "round1_candidate4") and chosen.read_text().endswith({"round1_candidate1": FORWARD,
+                                                                                               "round1_candidate4": STILL}[best])  # fmt: skip
+    assert "answer file" in (out / "round1_candidate1.py").read_text()
+
+
+def test_answers_with_iterations_print_the_next_rounds_prompt_then_take_its_answers(tmp_path):
+    first = tmp_path / "answer1.md"
+    first.write_text(reply(FORWARD))
+    flags = ["--env-id", "Hopper-v4", "--model", "chat-model-x", "--iterations", "1", "--episodes", "1", "--max-episode-steps", "20", "--no-video"]
+
+    # round 1 only: its candidate is evaluated, and round 2's prompt (the best code with its measurements) is written and printed
+    run = run_generate(*flags, "--answers", str(first), "--output-dir", str(tmp_path / "a"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    refine = (tmp_path / "a" / "round2_prompt.md").read_text()
+    assert "Improve it" in refine and FORWARD.strip() in refine and "episode 1 (seed 1)" in refine
+    assert refine in run.stdout and "round2_answer1.md" in run.stdout
+    assert not list((tmp_path / "a").glob("round2_candidate*"))
+
+    # the same command with the round-2 answer: the same round-2 prompt is rebuilt, and its answer joins the ranking
+    second = tmp_path / "round2_answer1.md"
+    second.write_text(reply(STILL))
+    run = run_generate(*flags, "--answers", str(first), str(second), "--output-dir", str(tmp_path / "b"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert (tmp_path / "b" / "round2_prompt.md").read_text() == refine
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert {(c["name"], c["round"]) for c in report["candidates"]} == {("round1_candidate1", 1), ("round2_candidate1", 2)}
+    provenance = json.loads((tmp_path / "b" / "provenance.json").read_text())
+    assert set(provenance["prompts"]) == {"round1", "round2"}
+    assert provenance["prompts"]["round2"]["prompt_sha256"] == hashlib.sha256(refine.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--answers", "ANSWER"], "--answers needs --model"),
+    (["--answers", "MISSING", "--model", "m"], "no such file"),
+    (["--answers", "ROUND2", "--model", "m"], "needs --iterations 1 or more"),
+    (["--answers", "ANSWER", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"], "calls no model"),
+])  # fmt: skip
+def test_bad_answers_flags_are_one_line_errors_before_anything_is_written(tmp_path, flags, message):
+    (tmp_path / "answer.md").write_text(reply(FORWARD))
+    (tmp_path / "round2_answer.md").write_text(reply(FORWARD))
+    paths = {"ANSWER": str(tmp_path / "answer.md"), "MISSING": str(tmp_path / "nope.md"), "ROUND2": str(tmp_path / "round2_answer.md")}
+    run = run_generate("--env-id", "Hopper-v4", "--output-dir", str(tmp_path / "out"), *[paths.get(f, f) for f in flags], timeout=60)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
