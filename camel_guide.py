@@ -264,7 +264,7 @@ def _trial_child(guide_path: str, obs_file: str, result_file: str, action_dim: i
             except GuideTimeout:
                 raise GuideError(f"policy(obs) took over {call_timeout:g} s on sample observation {i} (does it hang?)") from None
             except Exception as e:
-                env_related = True
+                env_related = isinstance(e, (IndexError, ValueError))  # what indexing an obs of another size raises
                 raise GuideError(f"policy(obs) raised {type(e).__name__}: {_first_line(e)} on sample observation {i}") from None
             try:
                 rows.append(as_action(output, action_dim))

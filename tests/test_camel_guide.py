@@ -203,7 +203,7 @@ def test_guide_for_another_env_is_refused_with_what_the_env_gives_and_wants(poli
     env = gym.make(env_id)
     observations, action_dim = sample_observations(env, n=4), int(np.prod(env.action_space.shape))
     with pytest.raises(GuideError) as refused:
-        load_guide(POLICIES / policy, observations, action_dim, env_id=env_id)
+        load_guide(POLICIES / "tuned" / policy, observations, action_dim, env_id=env_id)
     message = str(refused.value)
     obs_size = {"Hopper-v4": 11, "Walker2d-v4": 17}[env_id]
     assert did in message
@@ -291,3 +291,10 @@ def test_masking_aware_expert_is_given_the_full_bounds(tmp_path):
 
     expert = expert_policy(str(save_expert(tmp_path / "e.cleanrl_model", hopper, True, reads_high)), hopper)
     np.testing.assert_allclose(expert(np.zeros(11)), [np.tanh(1.0), 0.0, 0.0], atol=1e-6)  # high = +1 (low would give 0)
+
+
+def test_a_guide_that_uses_a_name_it_never_defined_is_not_blamed_on_the_env(tmp_path, hopper_observations):
+    path = write(tmp_path, "import numpy as np\n\ndef policy(obs):\n    return np.clip(np.array([math.sin(obs[0]), 0.0, 0.0]), -1, 1)\n")
+    with pytest.raises(GuideError) as refused:
+        load_guide(path, hopper_observations, 3, env_id="Hopper-v4")
+    assert "raised NameError: name 'math' is not defined" in str(refused.value) and "another env" not in str(refused.value)
