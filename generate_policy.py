@@ -353,9 +353,9 @@ def ask_for_candidate(ask, prompt, prompt_file, name, round_no, out, provenance)
     if code is None:
         candidate.error = "the response has no complete ```python block defining policy(obs)"
     else:
-        when = f"answer file {details['answer_file']}" if "answer_file" in details else f"asked at {record['requested_at']}"
-        header = (f"# Guide policy candidate {name} for {provenance['env_id']}, written by {provenance['model']} "
-                  f"({provenance['backend']}; {when}).\n"
+        source = (f"its answer was obtained outside generate_policy.py and read from {Path(details['answer_file']).name}"
+                  if "answer_file" in details else f"{provenance['backend']}, asked at {record['requested_at']}")
+        header = (f"# Guide policy candidate {name} for {provenance['env_id']}, written by {provenance['model']} ({source}).\n"
                   f"# Prompt: {prompt_file.name}; raw response: {name}.response.md; details: {name}.json\n\n")  # fmt: skip
         candidate.path = str(out / f"{name}.py")
         write_text(candidate.path, header + code)

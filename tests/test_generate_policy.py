@@ -427,7 +427,7 @@ def test_answers_from_a_chat_go_through_the_same_checks_evaluation_report_and_se
     best = report["best"]
     assert best in ("round1_candidate1", "round1_candidate4") and chosen.read_text().endswith({"round1_candidate1": FORWARD,
                                                                                                "round1_candidate4": STILL}[best])  # fmt: skip
-    assert "answer file" in (out / "round1_candidate1.py").read_text()
+    assert "written by chat-model-x (its answer was obtained outside generate_policy.py and read from answer1.md)" in (out / "round1_candidate1.py").read_text()
 
 
 def test_answers_with_iterations_print_the_next_rounds_prompt_then_take_its_answers(tmp_path):
