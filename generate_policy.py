@@ -31,9 +31,11 @@ import inspect
 import json
 import os
 import re
+import socket
 import string
 import sys
 import time
+import urllib.parse
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,6 +237,20 @@ def gemini_backend(model, temperature=None, max_output_tokens=None, timeout=600.
         return response.text, details
 
     return ask
+
+
+def check_server_listens(base_url, timeout=5.0):
+    """Fail at once, not after every retry, when nothing listens at --base-url (a local server not started yet)."""
+    url = urllib.parse.urlsplit(base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise UsageError(f"--base-url {base_url}: expected an http:// or https:// address, e.g. http://localhost:11434/v1")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+    except ConnectionRefusedError:
+        raise UsageError(f"--base-url {base_url}: connection refused: is the server at {base_url} running?") from None
+    except OSError as e:  # unknown host, unreachable network, timeout
+        raise UsageError(f"--base-url {base_url}: cannot connect ({one_line(e.strerror or e)}): is the server at {base_url} running?") from None
 
 
 def openai_backend(base_url, model, temperature=None, max_output_tokens=None, timeout=600.0, attempts=5):
@@ -501,6 +517,8 @@ def main(args, ask=None):
     if answer_files:
         model, backend = args.model, "answers given with --answers (obtained outside generate_policy.py; no model called)"
     elif args.base_url:
+        if ask is None:
+            check_server_listens(args.base_url)
         model, backend = args.model, f"OpenAI-compatible server at {args.base_url}"
         options = (args.temperature, args.max_output_tokens, args.request_timeout, args.request_attempts)
         ask = ask or openai_backend(args.base_url, model, *options)

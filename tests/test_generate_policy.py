@@ -469,3 +469,18 @@ def test_bad_answers_flags_are_one_line_errors_before_anything_is_written(tmp_pa
     run = run_generate("--env-id", "Hopper-v4", "--output-dir", str(tmp_path / "out"), *[paths.get(f, f) for f in flags], timeout=60)
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_local_server_that_is_not_running_fails_at_once_with_what_to_check(tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port on 127.0.0.1 that nothing listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    start = time.monotonic()
+    run = run_generate("--env-id", "Hopper-v4", "--base-url", url, "--model", "m", "--output-dir", str(tmp_path / "out"), timeout=60)
+    assert run.returncode == 2 and time.monotonic() - start < 15  # not ~35 s of retries
+    assert run.stderr.strip() == f"error: --base-url {url}: connection refused: is the server at {url} running?"
+    assert not (tmp_path / "out").exists()
