@@ -2,7 +2,7 @@
 
   ENV_ID=Hopper-v4 LLM_POLICY=policies/hopper.py SEEDS="1 2 3" WORKERS=2 scripts/sweep.sh
   scripts/hopper.sh                   # the same with Hopper's settings (also walker2d.sh, ant.sh)
-  VARIANT=fullactor EXTRA_ARGS="--actor-full-bounds-share 0.5" CONDITIONS=camel scripts/hopper.sh   # runs camel_fullactor
+  VARIANT=ls25k EXTRA_ARGS="--learning-starts 25000" CONDITIONS="baseline camel" scripts/hopper.sh   # baseline_ls25k, camel_ls25k
   scripts/sweep.sh --dry-run          # print the run matrix and what each run would do; run nothing
   scripts/sweep.sh --print-matrix     # one "condition seed" line per run, in the Slurm array's order
   scripts/sweep.sh --count            # the number of runs in the matrix
@@ -13,13 +13,15 @@ Settings (environment variables):
   ENV_ID           Gymnasium env id (default Hopper-v4)
   SEEDS            seeds, space-separated (default "1 2 3")
   CONDITIONS       conditions, space-separated (default: baseline random random_no_ma_em, then
-                   camel camel_no_ma_em if LLM_POLICY is set, then expert expert_no_ma_em if an expert is found)
+                   camel camel_no_ma_em if LLM_POLICY is set, then expert expert_no_ma_em if an expert is found;
+                   camel_tuned only when named)
   TOTAL_TIMESTEPS  environment steps per run (default 1000000)
   WORKERS          runs at a time on this machine (default 1; at most one per CPU core)
   TORCH_THREADS    torch threads per run, passed as --torch-threads (default 1: runs beside other work stay fast;
                    0 is torch's default)
   TRAINER          td3 (camel_td3.py, the default) or sac (camel_sac.py, the masking-aware SAC; same flags)
-  LLM_POLICY       guide file for the camel conditions, e.g. policies/hopper.py
+  LLM_POLICY       guide file for the camel conditions, the LLM-written guide, e.g. policies/hopper.py
+  TUNED_POLICY     guide file for the camel_tuned conditions, the hand-written tuned guide, e.g. policies/tuned/hopper.py
   EXPERT_MODEL     expert for the expert conditions: a .cleanrl_model file or a Hugging Face repo id such as
                    cleanrl/Hopper-v4-td3_continuous_action-seed1 (default: experts/{ENV_ID}.cleanrl_model, made by
                    scripts/train_expert.sh, or experts/{ENV_ID}/td3_continuous_action.cleanrl_model, which
@@ -30,19 +32,24 @@ Settings (environment variables):
                    plain run is skipped instead of run with them)
   VARIANT          a name for the runs that EXTRA_ARGS changes: each condition's runs are named {condition}_{VARIANT}
                    ({guide}_{VARIANT}_no_ma_em for a *_no_ma_em one, so that plot.py pairs it with its own control);
-                   letters and digits, joined by single _ . or -
+                   letters and digits, joined by single _ . or -. Name a setting the way camel_conditions.py does:
+                   ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k")
   RUNS_DIR         where run folders go (default <repo>/runs); its name must be "runs", because the trainer writes
                    to ./runs: runs are started from the folder that holds it
   PYTHON           the interpreter for the runs (default <repo>/.venv/bin/python if it exists, else this one)
   DRY_RUN=1        the same as --dry-run
 
-Conditions (each run's --exp-name is its condition; with VARIANT, {condition}_{VARIANT}; with TRAINER=sac, sac_ before it):
+Conditions (each run's --exp-name is its condition; with VARIANT, {condition}_{VARIANT}; with TRAINER=sac, sac_ before it;
+the naming rule, what guided a run and then the settings where it differs from the defaults, is in camel_conditions.py):
   baseline         no guide (TD3, or SAC)
-  camel            --llm-policy $LLM_POLICY
+  camel            --llm-policy $LLM_POLICY (the LLM-written guide)
+  camel_tuned      --llm-policy $TUNED_POLICY (the hand-written guide, tuned on the env's reward)
   random           --random-guide
   expert           --expert-model $EXPERT_MODEL
   NAME=FILE.py     --llm-policy FILE.py under the name NAME, to compare guides, e.g. lean=policies/poor/hopper_lean.py
   *_no_ma_em       the same guide with --no-masking-aware --no-epsilon-masking (the paper's "w/o MA EM")
+A guide or expert file inside the repository is passed relative to it when runs start in the repository (RUNS_DIR
+unset), so that the runs log, and plot.py exports, paths that mean the same on every machine.
 
 Each run is RUNS_DIR/{ENV_ID}__{exp_name}__{seed}, with its output appended to log.txt there under a header line.
 A run with finished.json is skipped, one with checkpoint.pt is resumed (--resume), any other is started fresh:
@@ -69,9 +76,12 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # camel_conditions.py, standard library only like this file
+
+from camel_conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id  # noqa: E402
+
 TRAINERS = {"td3": "camel_td3.py", "sac": "camel_sac.py"}
-GUIDES = ("baseline", "camel", "random", "expert")  # the built-in conditions, each guided one also with _no_ma_em
-NO_MA_EM = ("--no-masking-aware", "--no-epsilon-masking")
+NO_MA_EM_FLAGS = ("--no-masking-aware", "--no-epsilon-masking")  # what makes a condition its _no_ma_em control
 HUB_EXPERT_FILE = "td3_continuous_action.cleanrl_model"  # the file in CleanRL's Hub repos
 
 
@@ -101,6 +111,7 @@ class Settings:
     trainer: str  # td3 or sac
     trainer_script: Path
     llm_policy: Optional[Path]
+    tuned_policy: Optional[Path]
     expert_model: Optional[str]  # a file's absolute path or a Hub repo id
     extra_args: list
     runs_dir: Path
@@ -123,10 +134,13 @@ def find_expert(repo, env_id):
     return None
 
 
-def is_hub_repo_id(value):
-    """owner/name, as Hugging Face spells repo ids; a value that looks like a path (a .cleanrl_model file, ./x,
-    /x, a/b/c) is a path, so a missing file is reported as missing rather than looked up on the Hub."""
-    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*", value) is not None and not value.endswith(".cleanrl_model")
+def passed_path(path, repo, workdir):
+    """A file as the trainer gets it: relative to the repository when it lies inside it and runs start there (so
+    the run logs, and its export keeps, a path that means the same on every machine), else absolute."""
+    path = Path(path).resolve()
+    if workdir.resolve() == repo.resolve() and path.is_relative_to(repo.resolve()):
+        return path.relative_to(repo.resolve()).as_posix()
+    return str(path)
 
 
 def integer(name, value, minimum):
@@ -135,29 +149,35 @@ def integer(name, value, minimum):
     return int(value)
 
 
-def parse_condition(text, llm_policy, expert_model, env_id):
-    """A Condition from its name in CONDITIONS; UsageError if it is unknown or lacks its guide."""
+def parse_condition(text, guides, expert_model, env_id, path):
+    """A Condition from its name in CONDITIONS; UsageError if it is unknown or lacks its guide. `guides` holds the
+    guide files of camel and camel_tuned (None where unset); `path` turns a file into the trainer's argument."""
     if "=" in text:  # NAME=FILE.py: a guide file of one's own
-        name, path = text.split("=", 1)
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or "__" in name or name.removesuffix("_no_ma_em") in GUIDES:
+        name, file = text.split("=", 1)
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or "__" in name or name.removesuffix(NO_MA_EM) in SWEEP_GUIDES:
             raise UsageError(f"condition {text}: NAME in NAME=FILE.py must be letters, digits, _ . - (no '__'), and not a built-in condition")
-        if not Path(path).is_file():
-            raise UsageError(f"condition {text}: {path}: no such guide file")
-        flags = ("--llm-policy", str(Path(path).resolve()))
-        return Condition(name, flags + (NO_MA_EM if name.endswith("_no_ma_em") else ()))
-    guide = text.removesuffix("_no_ma_em")
-    if guide not in GUIDES or text == "baseline_no_ma_em":
-        raise UsageError(f"unknown condition '{text}' (known: baseline camel random expert, each guided one also with _no_ma_em, "
+        if not Path(file).is_file():
+            raise UsageError(f"condition {text}: {file}: no such guide file")
+        return Condition(name, ("--llm-policy", path(file)) + (NO_MA_EM_FLAGS if name.endswith(NO_MA_EM) else ()))
+    guide = text.removesuffix(NO_MA_EM)
+    if guide not in SWEEP_GUIDES or text == "baseline" + NO_MA_EM:
+        raise UsageError(f"unknown condition '{text}' (known: {' '.join(SWEEP_GUIDES)}, each guided one also with {NO_MA_EM}, "
                          "and NAME=FILE.py for a guide file of your own)")  # fmt: skip
-    if guide == "camel" and llm_policy is None:
+    if guide == "camel" and guides["camel"] is None:
         raise UsageError(f"condition {text} needs LLM_POLICY, a guide file such as policies/hopper.py")
+    if guide == "camel_tuned" and guides["camel_tuned"] is None:
+        raise UsageError(f"condition {text} needs TUNED_POLICY, a guide file such as policies/tuned/hopper.py")
     if guide == "expert" and expert_model is None:
         raise UsageError(f"condition {text} needs an expert: none at experts/{env_id}.cleanrl_model (scripts/train_expert.sh {env_id} "
                          f"makes it) or experts/{env_id}/{HUB_EXPERT_FILE} (hf download cleanrl/{env_id}-td3_continuous_action-seed1 "
                          f"{HUB_EXPERT_FILE} --local-dir experts/{env_id}); or set EXPERT_MODEL to a file or a Hub repo id")  # fmt: skip
-    flags = {"baseline": (), "camel": ("--llm-policy", str(llm_policy)), "random": ("--random-guide",),
-             "expert": ("--expert-model", str(expert_model))}[guide]  # fmt: skip
-    return Condition(text, flags + (NO_MA_EM if text.endswith("_no_ma_em") else ()))
+    if guide in guides:  # camel, camel_tuned
+        flags = ("--llm-policy", path(guides[guide]))
+    elif guide == "expert":  # a file, or a Hub repo id as it is
+        flags = ("--expert-model", path(expert_model) if Path(expert_model).is_file() else expert_model)
+    else:
+        flags = {"baseline": (), "random": ("--random-guide",)}[guide]
+    return Condition(text, flags + (NO_MA_EM_FLAGS if text.endswith(NO_MA_EM) else ()))
 
 
 def with_variant(condition, variant):
@@ -165,7 +185,7 @@ def with_variant(condition, variant):
     flags: EXTRA_ARGS gives the variant's own."""
     if not variant:
         return condition
-    base = condition.name.removesuffix("_no_ma_em")
+    base = condition.name.removesuffix(NO_MA_EM)
     return Condition(f"{base}_{variant}{condition.name[len(base):]}", condition.flags)
 
 
@@ -187,11 +207,13 @@ def read_settings(environ=os.environ, repo=REPO):
         raise UsageError("SEEDS is empty")
     seeds = [integer("SEEDS", seed, 0) for seed in seeds_text.split()]
 
-    llm_policy = environ.get("LLM_POLICY") or None
-    if llm_policy is not None:
-        if not Path(llm_policy).is_file():
-            raise UsageError(f"LLM_POLICY {llm_policy}: no such guide file")
-        llm_policy = Path(llm_policy).resolve()
+    guides = {}
+    for guide, variable in (("camel", "LLM_POLICY"), ("camel_tuned", "TUNED_POLICY")):
+        file = environ.get(variable) or None
+        if file is not None and not Path(file).is_file():
+            raise UsageError(f"{variable} {file}: no such guide file")
+        guides[guide] = file and Path(file).resolve()
+    llm_policy = guides["camel"]
     expert_model = environ.get("EXPERT_MODEL") or None
     if expert_model is None:
         found = find_expert(repo, env_id)
@@ -208,8 +230,12 @@ def read_settings(environ=os.environ, repo=REPO):
         names += ["expert", "expert_no_ma_em"] if expert_model else []
     variant = environ.get("VARIANT") or ""
     if variant and not re.fullmatch(r"[A-Za-z0-9]+([_.-][A-Za-z0-9]+)*", variant):
-        raise UsageError(f"VARIANT '{variant}' must be letters and digits, joined by single _ . or - (e.g. fullactor, distill_1)")
-    conditions = [with_variant(parse_condition(name, llm_policy, expert_model, env_id), variant) for name in names]
+        raise UsageError(f"VARIANT '{variant}' must be letters and digits, joined by single _ . or - (e.g. ls25k, distill_1)")
+
+    def path(file):
+        return passed_path(file, repo, runs_dir.parent)
+
+    conditions = [with_variant(parse_condition(name, guides, expert_model, env_id, path), variant) for name in names]
     if len({c.name for c in conditions}) < len(conditions):
         raise UsageError(f"CONDITIONS names a condition twice: {' '.join(names)}")
 
@@ -225,7 +251,8 @@ def read_settings(environ=os.environ, repo=REPO):
         total_timesteps=integer("TOTAL_TIMESTEPS", environ.get("TOTAL_TIMESTEPS") or "1000000", 1),
         workers=integer("WORKERS", environ.get("WORKERS") or "1", 1),
         torch_threads=integer("TORCH_THREADS", environ.get("TORCH_THREADS") or "1", 0),
-        trainer=trainer, trainer_script=trainer_script, llm_policy=llm_policy, expert_model=expert_model, extra_args=extra_args,
+        trainer=trainer, trainer_script=trainer_script, llm_policy=llm_policy, tuned_policy=guides["camel_tuned"], expert_model=expert_model,
+        extra_args=extra_args,
         runs_dir=runs_dir, python=python, dry_run=environ.get("DRY_RUN", "0") not in ("", "0"), repo=repo,
     )  # fmt: skip
 

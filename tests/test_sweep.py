@@ -22,7 +22,7 @@ sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
 
 SETTING_NAMES = ["ENV_ID", "SEEDS", "CONDITIONS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "TRAINER", "LLM_POLICY",
-                 "EXPERT_MODEL", "EXTRA_ARGS", "VARIANT", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
+                 "TUNED_POLICY", "EXPERT_MODEL", "EXTRA_ARGS", "VARIANT", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
 GUIDE = "import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n"
 
 
@@ -89,6 +89,43 @@ def test_each_condition_builds_its_trainer_command(repo, tmp_path, guide):
     }  # fmt: skip
     for name, flags in guides.items():
         assert commands[name][1] == start + ["--exp-name", name, "--run-name", f"Hopper-v4__{name}__7", "--total-timesteps", "5000", *flags, *tail]
+
+
+def test_camel_tuned_runs_the_tuned_guide_and_camel_the_llm_written_one(repo, tmp_path, guide):
+    tuned = tmp_path / "tuned.py"
+    tuned.write_text(GUIDE)
+    s = settings(repo, tmp_path, SEEDS="1", LLM_POLICY=guide, TUNED_POLICY=tuned, CONDITIONS="camel camel_tuned camel_tuned_no_ma_em")
+    flags = {run.condition.name: sweep.plan(run, s)[1][12:-2] for run in sweep.matrix(s)}
+    assert flags == {"camel": ["--llm-policy", str(guide)], "camel_tuned": ["--llm-policy", str(tuned)],
+                     "camel_tuned_no_ma_em": ["--llm-policy", str(tuned), "--no-masking-aware", "--no-epsilon-masking"]}  # fmt: skip
+    assert [c.name for c in settings(repo, tmp_path, TUNED_POLICY=tuned).conditions] == ["baseline", "random", "random_no_ma_em"]
+    with pytest.raises(sweep.UsageError, match="condition camel_tuned needs TUNED_POLICY, a guide file such as policies/tuned/hopper.py"):
+        settings(repo, tmp_path, CONDITIONS="camel_tuned")
+
+
+def test_files_inside_the_repository_are_passed_relative_to_it_when_runs_start_there(repo, tmp_path):
+    (repo / "policies" / "tuned").mkdir(parents=True)
+    (repo / "policies" / "tuned" / "hopper.py").write_text(GUIDE)
+    (repo / "policies" / "poor").mkdir()
+    (repo / "policies" / "poor" / "lean.py").write_text(GUIDE)
+    (repo / "experts").mkdir()
+    (repo / "experts" / "Hopper-v4.cleanrl_model").write_bytes(b"model")
+    environ = dict(SEEDS="1", TUNED_POLICY=repo / "policies" / "tuned" / "hopper.py",
+                   CONDITIONS=f"camel_tuned expert lean={repo / 'policies' / 'poor' / 'lean.py'}")  # fmt: skip
+    inside = sweep.read_settings({"RUNS_DIR": str(repo / "runs"), **{k: str(v) for k, v in environ.items()}}, repo=repo)
+    assert [c.flags for c in inside.conditions] == [("--llm-policy", "policies/tuned/hopper.py"),
+                                                    ("--expert-model", "experts/Hopper-v4.cleanrl_model"),
+                                                    ("--llm-policy", "policies/poor/lean.py")]  # fmt: skip
+    # runs that start elsewhere (RUNS_DIR outside the repository) get absolute paths, which resolve from there
+    outside = settings(repo, tmp_path, **environ)
+    assert [c.flags[1] for c in outside.conditions] == [str(repo / "policies/tuned/hopper.py"), str(repo / "experts/Hopper-v4.cleanrl_model"),
+                                                        str(repo / "policies/poor/lean.py")]  # fmt: skip
+
+
+def test_per_env_scripts_give_camel_tuned_its_tuned_guide(tmp_path):
+    result = run_script(SCRIPTS / "walker2d.sh", "--dry-run", SEEDS="1", CONDITIONS="camel_tuned", RUNS_DIR=tmp_path / "runs")
+    assert result.returncode == 0, result.stderr
+    assert f"--llm-policy {REPO}/policies/tuned/walker2d.py" in result.stdout.splitlines()[1]
 
 
 def test_torch_threads_default_to_one_per_run_and_pass_through_when_set(repo, tmp_path):
@@ -176,7 +213,9 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
 
 
 @pytest.mark.parametrize("environ, message", [
-    ({"CONDITIONS": "baseline camle"}, "unknown condition 'camle'"),
+    ({"CONDITIONS": "baseline camle"}, "unknown condition 'camle' \\(known: baseline camel camel_tuned random expert"),
+    ({"CONDITIONS": "camel_tuned=/tmp/x.py"}, "NAME in NAME=FILE.py must be .* not a built-in condition"),
+    ({"CONDITIONS": "camel", "TUNED_POLICY": "/nonexistent/tuned.py"}, "TUNED_POLICY /nonexistent/tuned.py: no such guide file"),
     ({"CONDITIONS": "camel"}, "condition camel needs LLM_POLICY"),
     ({"CONDITIONS": "camel", "LLM_POLICY": "/nonexistent/guide.py"}, "LLM_POLICY /nonexistent/guide.py: no such guide file"),
     ({"CONDITIONS": "expert"}, "condition expert needs an expert: none at experts/Hopper-v4.cleanrl_model"),

@@ -1,0 +1,121 @@
+"""Condition names, in one place: what a run's name says, and what figures and tables call it.
+
+A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). It says what guided the run,
+then the settings where the run differs from today's defaults:
+
+    [sac_]{guide}[_{variant}][_ls{N}k][_no_ma_em]
+
+  sac_       trained by camel_sac.py (the sweep's TRAINER=sac); without it, camel_td3.py
+  guide      baseline      no guide: TD3 (or SAC)
+             camel         CAMEL with the default guide policies/{env}.py, written by a language model
+             camel_tuned   CAMEL with the hand-written, reward-tuned guide policies/tuned/{env}.py
+             expert        expert masking (--expert-model)
+             random        random masking (--random-guide)
+             standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
+  _{variant} the sweep's VARIANT: flags that change the algorithm (e.g. distill for --distill-coef 1.0)
+  _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
+  _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
+
+The budget (--total-timesteps), evaluation settings and seeds are not in the name; each run records them, and
+plot.py compares a condition only with a baseline run at the same training settings.
+
+Standard library only: scripts/sweep.py, which runs without the project's packages, imports it.
+"""
+
+import re
+
+NO_MA_EM = "_no_ma_em"  # the control without the masking-aware actor and epsilon masking
+SAC = "sac_"  # runs of camel_sac.py
+DEFAULT_LEARNING_STARTS = 5000  # camel_td3.py's and camel_sac.py's --learning-starts; other values are in the name
+LEARNING_STARTS = re.compile(r"(.+)_ls(\d+)(k?)")  # {condition}_ls{N}k: learned from N thousand steps
+
+# What each guide is called in every figure and table, in the order figures list them.
+GUIDE_LABELS = {
+    "baseline": "TD3",
+    "expert": "Expert masking",
+    "random": "Random masking",
+    "camel": "CAMEL, LLM-written guide",
+    "camel_tuned": "CAMEL, tuned guide",
+    "standstill": "CAMEL, poor guide (stands still)",
+    "lean": "CAMEL, poor guide (leans and falls)",
+}
+SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
+
+# Hugging Face Hub repo ids (owner/name) for an expert; a value that looks like a path is a path.
+HUB_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+MODEL_FILE_ENDINGS = (".cleanrl_model", ".pt", ".pth")
+
+
+def is_hub_repo_id(value):
+    """owner/name, as Hugging Face spells repo ids; a value that looks like a path (a model file, ./x, /x, a/b/c) is
+    a path, so a missing file is reported as missing rather than looked up on the Hub."""
+    return HUB_REPO_ID.fullmatch(value) is not None and not value.endswith(MODEL_FILE_ENDINGS)
+
+
+def learning_starts_suffix(learning_starts):
+    """The name's suffix for a --learning-starts: none for the default, _ls25k for 25000."""
+    if learning_starts == DEFAULT_LEARNING_STARTS:
+        return ""
+    return f"_ls{format_steps(learning_starts)}"
+
+
+def split(condition):
+    """(stem, --learning-starts if not the default else None, no_ma_em): (camel_tuned, 25000, True) for
+    camel_tuned_ls25k_no_ma_em."""
+    no_ma_em = condition.endswith(NO_MA_EM) and len(condition) > len(NO_MA_EM)
+    rest = condition[: -len(NO_MA_EM)] if no_ma_em else condition
+    match = LEARNING_STARTS.fullmatch(rest)
+    if match is None:
+        return rest, None, no_ma_em
+    return match[1], int(match[2]) * (1000 if match[3] else 1), no_ma_em
+
+
+def format_steps(steps):
+    """25k for 25000, 2500 for 2500."""
+    return f"{steps // 1000}k" if steps % 1000 == 0 else str(steps)
+
+
+def without_settings(condition):
+    """The condition at today's defaults and with MA EM: camel_tuned for camel_tuned_ls25k_no_ma_em."""
+    return split(condition)[0]
+
+
+def on_sac(label):
+    """A TD3 label for the same condition trained by camel_sac.py."""
+    if label == "TD3":
+        return "SAC"
+    if label.startswith("CAMEL"):
+        return "CAMEL-SAC" + label[len("CAMEL") :]
+    return f"{label} (SAC)"
+
+
+def condition_label(condition, custom=None):
+    """The condition's name in figures and tables: its --label (custom) if given, else built from its parts:
+    the guide's label, "w/o MA EM" for a _no_ma_em control and "learning from 25k" for _ls25k. A name that is
+    not a guide (camel_td3, the trainer's default, or a variant) stands for itself."""
+    custom = custom or {}
+    if condition in custom:
+        return custom[condition]
+    stem, learning_starts, no_ma_em = split(condition)
+    with_ma_em = condition[: -len(NO_MA_EM)] if no_ma_em else condition
+    if no_ma_em and with_ma_em in custom:
+        return f"{custom[with_ma_em]} w/o MA EM"
+    if stem in custom:
+        label = custom[stem]
+    elif stem in GUIDE_LABELS:
+        label = GUIDE_LABELS[stem]
+    elif stem.startswith(SAC) and stem[len(SAC) :] in GUIDE_LABELS:
+        label = on_sac(GUIDE_LABELS[stem[len(SAC) :]])
+    else:
+        label = stem
+    return label + (" w/o MA EM" if no_ma_em else "") + (f", learning from {format_steps(learning_starts)}" if learning_starts else "")
+
+
+def order_key(condition):
+    """Figures list conditions TD3 before SAC, then by guide as in GUIDE_LABELS (others after, by name), each at
+    the default settings before its variants, and each before its _no_ma_em control."""
+    stem, learning_starts, no_ma_em = split(condition)
+    sac = stem.startswith(SAC)
+    guide = stem[len(SAC) :] if sac else stem
+    rank = list(GUIDE_LABELS)
+    return (sac, rank.index(guide) if guide in rank else len(rank), guide, learning_starts or 0, no_ma_em)
