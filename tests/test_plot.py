@@ -1,10 +1,13 @@
-"""plot.py: reading runs from TensorBoard event files and exported files, aligning them on steps, the table's
-numbers and sample-efficiency measures, which runs are shown, the figure's names and styles, and the export."""
+"""plot.py and camel_results/: reading runs from TensorBoard event files and exported files, aligning them on steps,
+the table's numbers, which baseline each condition is compared with, which runs are shown, the figure's names and
+styles, the export, and the command line. The statistics alone are in test_results_stats.py, the names in
+test_conditions.py."""
 
 import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +17,12 @@ import pytest
 from torch.utils.tensorboard import SummaryWriter
 
 import plot
+from camel_results import export as export_module
+from camel_results import stats
+from camel_results.figures import BAND_NOTE, COLORS, condition_colors
+from camel_results.guides import GuideLine, guide_lines
+from camel_results.runs import Run, load_runs, read_events
+from camel_results.tables import QUOTED_TABLE, quote_tables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,7 +71,7 @@ def sweep_runs(tmp_path):
 
 def run_plot(runs_dir, output_dir, *flags):
     runs_dirs = tuple(str(d) for d in runs_dir) if isinstance(runs_dir, (list, tuple)) else (str(runs_dir),)
-    args = plot.Args(runs_dirs=runs_dirs, output_dir=str(output_dir), bootstrap_samples=4000, guide_returns=None)
+    args = plot.Args(runs_dirs=runs_dirs, output_dir=str(output_dir), guide_returns=None)
     for flag, value in zip(flags[::2], flags[1::2]):
         setattr(args, flag, value)
     return plot.main(args)
@@ -79,7 +88,7 @@ def table_rows(output_dir, name="results"):
 
 
 def run(seed, steps, values, condition="camel"):
-    return plot.Run("Hopper-v4", condition, seed, f"seed{seed}", np.array(steps), np.array(values, dtype=float))
+    return Run("Hopper-v4", condition, seed, f"seed{seed}", np.array(steps), np.array(values, dtype=float))
 
 
 # ---- Seeds of one condition must be one experiment
@@ -113,28 +122,46 @@ def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_toge
 
 
 def test_a_condition_uses_the_guide_of_the_condition_it_varies_and_each_guide_is_one_dashed_line():
-    guides = {"Hopper-v4": {"camel": 2542.1, "lean": 75.6, "expert": 3044.8}}
-    shown = ["baseline", "camel_early", "camel", "sac_camel", "camel_no_ma_em_early", "lean_early", "random_no_ma_em"]
-    # camel's guide is drawn once, named after the first shown condition that uses it; baseline and random have none
-    assert plot.guide_lines(guides, "Hopper-v4", shown) == [("camel_early", 2542.1), ("lean_early", 75.6)]
-    assert plot.guide_lines(guides, "Hopper-v4", ["expert_no_ma_em"]) == [("expert_no_ma_em", 3044.8)]
-    assert plot.guide_lines(guides, "Walker2d-v4", shown) == []
+    guides = {"Hopper-v4": {"camel_tuned": 2542.1, "lean": 75.6, "expert": 3044.8}}
+    shown = ["baseline", "camel_tuned_ls25k", "camel", "sac_camel_tuned", "camel_tuned_ls25k_no_ma_em", "lean_ls25k", "random_no_ma_em"]
+    # the tuned guide is drawn once, in the colour of the first shown condition that uses it; the LLM-written guide
+    # (camel) has no entry here, and baseline and random have none
+    assert guide_lines(guides, "Hopper-v4", shown) == [
+        GuideLine("camel_tuned", "camel_tuned_ls25k", 2542.1), GuideLine("lean", "lean_ls25k", 75.6)]  # fmt: skip
+    # in the guide's own colour when the condition at its defaults is shown
+    assert guide_lines(guides, "Hopper-v4", ["camel_tuned_ls25k", "camel_tuned"])[0].condition == "camel_tuned"
+    assert guide_lines(guides, "Hopper-v4", ["expert_ls25k_no_ma_em"]) == [GuideLine("expert", "expert_ls25k_no_ma_em", 3044.8)]
+    assert guide_lines(guides, "Walker2d-v4", shown) == []
     # two different guides with the same return keep a line each; a condition's own entry wins over the one it varies
-    guides = {"Hopper-v4": {"camel": 1000.0, "standstill": 1000.0, "camel_early": 900.0}}
-    assert plot.guide_lines(guides, "Hopper-v4", ["camel", "standstill", "camel_early"]) == [
-        ("camel", 1000.0), ("standstill", 1000.0), ("camel_early", 900.0)]
+    guides = {"Hopper-v4": {"camel": 1000.0, "standstill": 1000.0, "camel_tuned": 900.0}}
+    assert [(g.entry, g.value) for g in guide_lines(guides, "Hopper-v4", ["camel", "standstill", "camel_tuned"])] == [
+        ("camel", 1000.0), ("standstill", 1000.0), ("camel_tuned", 900.0)]
 
 
 # ---- The table
-def test_table_reports_mean_ci_and_seed_count_at_each_step(sweep_runs, tmp_path):
+def test_table_reports_mean_range_over_seeds_and_seed_count_at_each_step(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 2500, 4000)) == 0
     rows = table_rows(tmp_path / "out")
     # by hand: baseline at 1000 is 10, 20, 30; at 2500 the most recent evaluation (2000) is 20, 30, 40; at 4000
-    # 40, 50, 60. With 3 seeds a resample takes one seed 3 times with chance 1/27 = 3.7% > 2.5%, so the 95%
-    # percentile bootstrap interval of the mean runs from the smallest to the largest seed.
+    # 40, 50, 60: the mean, then the lowest and the highest seed
     assert rows["TD3"][:3] == ["20.0 [10.0, 30.0] (n=3)", "30.0 [20.0, 40.0] (n=3)", "50.0 [40.0, 60.0] (n=3)"]
-    # camel: step / 50 and step / 25; with 2 seeds (chance 1/4 per end) the interval is again [min, max]
-    assert rows["CAMEL (LLM masking)"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
+    # camel: step / 50 and step / 25
+    assert rows["CAMEL, LLM-written guide"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert text.startswith("Episodic return (unmasked evaluation): mean over seeds [range over seeds: lowest, highest]")
+    assert "CI" not in text and "confidence" not in text and "bootstrap" not in text
+
+
+def test_the_spread_is_the_range_over_seeds_whatever_their_number(tmp_path):
+    # five seeds whose final returns are 0, 10, 20, 30, 1000: the range is [0, 1000] (a 95% bootstrap interval of
+    # the mean would be far narrower: it is no longer the range from 5 seeds on), and so is each seed's mean over
+    # training when every seed is flat
+    runs = tmp_path / "runs"
+    for seed, value in enumerate([0.0, 10.0, 20.0, 30.0, 1000.0], start=1):
+        write_run(runs, f"Hopper-v4__baseline__{seed}", line([1000, 2000], 0.0, value))
+    assert run_plot(runs, tmp_path / "out", "steps", (2000,)) == 0
+    row = table_rows(tmp_path / "out")["TD3"]
+    assert row[0] == "212.0 [0.0, 1000.0] (n=5)" and row[-1] == "212.0 [0.0, 1000.0]"
 
 
 def test_table_gives_each_seeds_final_return(sweep_runs, tmp_path):
@@ -148,26 +175,59 @@ def test_table_gives_each_seeds_final_return(sweep_runs, tmp_path):
 def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000)) == 0
     rows = table_rows(tmp_path / "out")
-    assert "| final return against TD3's |" in (tmp_path / "out" / "results.md").read_text()
+    assert "| final return against TD3 |" in (tmp_path / "out" / "results.md").read_text()
     # by hand: finals TD3 40, 50, 60; camel 80, 160. Of the 10 ways to split the 5 pooled finals 2 + 3, only the
     # observed one has a difference of means >= 120 - 50 = 70, and every one is <= 70: p = 2 * min(1/10, 1) = 0.2
     assert rows["TD3"][3] == "—"
-    assert rows["CAMEL (LLM masking)"][3] == "+70.0, p=0.200"
+    assert rows["CAMEL, LLM-written guide"][3] == "+70.0, p=0.200"
     # random: seed 3 stopped at 2000, so its finals are 5 and 7 (mean 6, 44 below TD3's), again the extreme split
     assert rows["Random masking"][3] == "-44.0, p=0.200"
 
 
-def test_permutation_p_value_by_hand():
-    # [1, 3] against [2, 4]: the 6 splits of {1, 2, 3, 4} give differences -2, -1, 0, 0, 1, 2; 2 are <= -1
-    assert plot.permutation_p_value([1.0, 3.0], [2.0, 4.0]) == pytest.approx(2 * 2 / 6)
-    # every seed above every baseline seed: 1 split of C(6, 3) = 20 with 3 seeds each, 1 of C(10, 5) = 252 with 5
-    assert plot.permutation_p_value([5.0, 6.0, 7.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
-    assert plot.permutation_p_value([5.0, 6.0, 7.0, 8.0, 9.0], [0.0, 1.0, 2.0, 3.0, 4.0]) == pytest.approx(2 / 252)
-    assert plot.against_baseline([5.0, float("nan")], [1.0, 2.0]) == "—"  # one seed reached the step
-    # 10 seeds against 10 is C(20, 10) = 184,756 splits, more than PERMUTATION_SPLITS: sampled, seeded, and close to
-    # the exact value (all above: 2 / 184,756, i.e. no sampled split as extreme but the observed one counted)
-    high, low = np.arange(10.0) + 100, np.arange(10.0)
-    assert plot.permutation_p_value(high, low, seed=1) == plot.permutation_p_value(high, low, seed=1) < 1e-4
+def settings_runs(runs, condition, finals, learning_starts, total=2000):
+    """Seeds of one condition, each at `learning_starts` and `total` steps, whose final returns are `finals`."""
+    for seed, final in enumerate(finals, start=1):
+        write_run(runs, f"Hopper-v4__{condition}__{seed}", [(1000, 0.0), (2000, final)],
+                  hyperparameters={"learning_starts": learning_starts, "total_timesteps": total})  # fmt: skip
+
+
+def test_a_condition_is_compared_with_the_baseline_run_at_its_learning_start(tmp_path):
+    runs = tmp_path / "runs"
+    settings_runs(runs, "baseline", [10.0, 20.0, 30.0], 5000)
+    settings_runs(runs, "baseline_ls25k", [1.0, 2.0, 3.0], 25000)
+    settings_runs(runs, "camel_tuned_ls25k", [4.0, 5.0, 6.0], 25000)
+    settings_runs(runs, "camel_tuned", [40.0, 50.0, 60.0], 5000)
+    # baseline_ls25k is not shown, but the data has it: the 25k condition is compared with it, not with the 5k TD3
+    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel_tuned", "camel_tuned_ls25k")) == 0
+    rows = table_rows(tmp_path / "out")
+    # by hand: 5 - 2 = +3 (against the 5k TD3 it would be 5 - 20 = -15); every one of its 3 above every baseline
+    # seed: 1 split of C(6, 3) = 20 at least as extreme, p = 2 / 20
+    assert rows["CAMEL, tuned guide, learning from 25k"][-3] == "+3.0, p=0.100¹"
+    assert rows["CAMEL, tuned guide"][-3] == "+30.0, p=0.100"  # against TD3 itself, at the same settings
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert ("¹ Against TD3, learning from 25k (baseline_ls25k), the baseline run at its training settings (learning_starts 25000), "
+            "not TD3.") in text  # fmt: skip
+    # steps to the final return of each: TD3's mean at 2k is 20, TD3, learning from 25k's is 2; neither CAMEL stays
+    # above until 2k: its value at 1k is 0
+    assert rows["CAMEL, tuned guide, learning from 25k"][-2] == "2k (1.00x)¹"
+    assert "Steps to the final return of TD3, learning from 25k: its mean return at 2k steps is 2.0" in text
+
+
+def test_a_condition_at_settings_no_baseline_shares_gets_no_p_value_and_a_footnote(tmp_path):
+    runs = tmp_path / "runs"
+    settings_runs(runs, "baseline", [10.0, 20.0, 30.0], 5000)
+    settings_runs(runs, "camel_tuned_ls25k", [4.0, 5.0, 6.0], 25000)
+    settings_runs(runs, "camel_tuned", [40.0, 50.0, 60.0], 5000, total=3000)  # a longer budget: not comparable either
+    assert run_plot(runs, tmp_path / "out", "steps", (2000,)) == 0
+    rows = table_rows(tmp_path / "out")
+    assert list(rows) == ["TD3", "CAMEL, tuned guide", "CAMEL, tuned guide, learning from 25k"]
+    assert rows["CAMEL, tuned guide"][-3:-1] == ["—¹", "—¹"]
+    assert rows["CAMEL, tuned guide, learning from 25k"][-3:-1] == ["—²", "—²"]
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert "¹ Not compared: its training settings (total_timesteps 3000) differ from those of TD3 (total_timesteps 2000)" in text
+    assert ("² Not compared: its training settings (learning_starts 25000) differ from those of TD3 (learning_starts 5000), "
+            "and these runs hold no TD3 run at its settings.") in text  # fmt: skip
+    assert "p-value" not in text  # no comparison made, so no footnote on the test
 
 
 def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tmp_path):
@@ -176,7 +236,7 @@ def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tm
     # random seed 3 stopped at 2000: it is in the 2000 cell and left out of the 3000 one
     assert rows["Random masking"][:2] == ["37.3 [5.0, 100.0] (n=3)", "6.0 [5.0, 7.0] (n=2)"]
     # camel is evaluated every 500 steps and the baseline every 1000: both are read at step 3000, not at index 3
-    assert rows["CAMEL (LLM masking)"][1].startswith("90.0 ") and rows["TD3"][1].startswith("40.0 ")
+    assert rows["CAMEL, LLM-written guide"][1].startswith("90.0 ") and rows["TD3"][1].startswith("40.0 ")
 
 
 def test_step_that_no_run_reached_is_left_out_with_a_note(sweep_runs, tmp_path):
@@ -190,22 +250,13 @@ def test_default_table_steps_are_quarters_of_the_last_step_every_plotted_run_rea
     every_5000 = list(range(5000, 100_001, 5000))
     write_run(runs, "Hopper-v4__baseline__1", line(every_5000, 0.01))
     write_run(runs, "Hopper-v4__camel__1", line(every_5000[:12], 0.02))  # stops at 60k
-    write_run(runs, "Hopper-v4__camel_td3__1__1700000000", line(every_5000 + [1_000_000], 0.02))  # not the sweep's
-    assert run_plot(runs, tmp_path / "out") == 0
-    # 25, 50, 75, 100% of 60k: 15k, 30k, 45k, 60k, all on the 5k grid; the 1M of the run left out plays no part
+    write_run(runs, "Hopper-v4__camel_td3__1__1700000000", line(every_5000 + [1_000_000], 0.02))
+    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel")) == 0
+    # 25, 50, 75, 100% of 60k: 15k, 30k, 45k, 60k, all on the 5k grid; the 1M of the run not shown plays no part
     assert "| condition | 15k | 30k | 45k | 60k | final return per seed (60k) |" in (tmp_path / "out" / "results.md").read_text()
     # a horizon off the grid goes to the nearest evaluation step: 25% of 10k is 2.5k, between 0 and 5k -> 5k
-    assert plot.default_steps([run(1, [5000, 10_000], [0, 0])]) == [5000, 10_000]
-    assert plot.default_steps([run(1, list(range(1000, 18_001, 1000)), [0] * 18)]) == [4000, 9000, 13_000, 18_000]
-
-
-def test_bootstrap_interval_matches_normal_approximation_for_many_seeds():
-    values = np.random.default_rng(3).normal(100.0, 20.0, size=40)
-    low, high = plot.bootstrap_ci(values, samples=20_000, confidence=0.95, seed=0)
-    half_width = 1.96 * values.std() / np.sqrt(len(values))  # the bootstrap's spread of the mean is std / sqrt(n)
-    assert low == pytest.approx(values.mean() - half_width, abs=0.1 * half_width)
-    assert high == pytest.approx(values.mean() + half_width, abs=0.1 * half_width)
-    assert plot.bootstrap_ci(values, 20_000, 0.95, seed=0) == (low, high)  # seeded: reproducible
+    assert stats.default_steps([run(1, [5000, 10_000], [0, 0])]) == [5000, 10_000]
+    assert stats.default_steps([run(1, list(range(1000, 18_001, 1000)), [0] * 18)]) == [4000, 9000, 13_000, 18_000]
 
 
 # ---- Sample efficiency: steps to the baseline's final return, and the mean return over training
@@ -221,30 +272,30 @@ def two_seeds(mean):
 
 def test_curve_that_starts_high_and_dips_counts_from_where_it_stays_above():
     # above R at 1000 (an untrained agent that stands still), below at 2000, above from 3000 on
-    reached, final_step, final_return = plot.sample_efficiency(BASELINE, two_seeds([1300, 800, 1250, 1300, 1400]))
+    reached, final_step, final_return = stats.sample_efficiency(BASELINE, two_seeds([1300, 800, 1250, 1300, 1400]))
     assert (final_step, final_return) == (5000, 1200.0)
     assert reached == 3000  # not 1000, where the mean first touched R
 
 
 def test_curve_that_crosses_and_falls_back_counts_from_its_last_rise():
-    assert plot.sample_efficiency(BASELINE, two_seeds([100, 1300, 900, 1250, 1300]))[0] == 4000
-    assert plot.sample_efficiency(BASELINE, two_seeds([100, 1300, 1250, 1250, 1100]))[0] is None  # ends below R
+    assert stats.sample_efficiency(BASELINE, two_seeds([100, 1300, 900, 1250, 1300]))[0] == 4000
+    assert stats.sample_efficiency(BASELINE, two_seeds([100, 1300, 1250, 1250, 1100]))[0] is None  # ends below R
 
 
 def test_curve_that_never_reaches_the_baseline_final_return_is_not_reached():
-    assert plot.sample_efficiency(BASELINE, two_seeds([100, 200, 300, 400, 500]))[0] is None
-    assert plot.sample_efficiency(BASELINE, BASELINE)[0] == 5000  # the baseline reaches its own only at the end
-    assert plot.sample_efficiency(BASELINE, two_seeds([1200] * 5))[0] == 1000  # "at or above"
+    assert stats.sample_efficiency(BASELINE, two_seeds([100, 200, 300, 400, 500]))[0] is None
+    assert stats.sample_efficiency(BASELINE, BASELINE)[0] == 5000  # the baseline reaches its own only at the end
+    assert stats.sample_efficiency(BASELINE, two_seeds([1200] * 5))[0] == 1000  # "at or above"
 
 
 def test_mean_over_training_is_the_trapezoid_area_over_the_steps():
     grid = np.array(STEPS)
     # by hand: (1300+800)/2 + (800+1250)/2 + (1250+1300)/2 + (1300+1400)/2 = 4700 per 1000 steps, over 4000 steps
-    assert plot.mean_over_training(run(1, STEPS, [1300, 800, 1250, 1300, 1400]), grid) == pytest.approx(1175.0)
+    assert stats.mean_over_training(run(1, STEPS, [1300, 800, 1250, 1300, 1400]), grid) == pytest.approx(1175.0)
     # evaluated every 2000 steps, read on a 1000-step grid: its most recent evaluation holds in between
     # values 10, 10, 30, 30, 50: (10 + 20 + 30 + 40) / 4
-    assert plot.mean_over_training(run(1, [1000, 3000, 5000], [10, 30, 50]), grid) == pytest.approx(25.0)
-    assert plot.mean_over_training(run(1, [1000], [7.0]), np.array([1000])) == 7.0
+    assert stats.mean_over_training(run(1, [1000, 3000, 5000], [10, 30, 50]), grid) == pytest.approx(25.0)
+    assert stats.mean_over_training(run(1, [1000], [7.0]), np.array([1000])) == 7.0
 
 
 def test_table_gives_both_efficiency_measures_against_the_baseline(tmp_path):
@@ -256,25 +307,32 @@ def test_table_gives_both_efficiency_measures_against_the_baseline(tmp_path):
     assert run_plot(runs, tmp_path / "out") == 0
     rows = table_rows(tmp_path / "out")
     # steps to TD3's final return (1200 at 5k), over 5k
-    assert [rows[c][-2] for c in ("TD3", "CAMEL (LLM masking)", "Random masking")] == ["5k (1.00x)", "3k (0.60x)", "not reached"]
+    assert [rows[c][-2] for c in ("TD3", "CAMEL, LLM-written guide", "Random masking")] == ["5k (1.00x)", "3k (0.60x)", "not reached"]
     # mean over training, each seed's, averaged; with 2 seeds the interval is [smaller, larger]
-    assert rows["CAMEL (LLM masking)"][-1] == "1175.0 [1075.0, 1275.0]"
+    assert rows["CAMEL, LLM-written guide"][-1] == "1175.0 [1075.0, 1275.0]"
     assert rows["Random masking"][-1] == "300.0 [200.0, 400.0]"
     text = (tmp_path / "out" / "results.md").read_text()
-    assert "TD3's mean return at 5k steps is 1200.0" in text
+    assert "Steps to the final return of TD3: its mean return at 5k steps is 1200.0" in text
     assert "the return averaged over steps 1k to 5k" in text
 
 
-def test_sample_efficiency_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
+def test_comparison_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
+    # the baseline need not be shown to be compared with: it is in the data
     assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
-    assert table_rows(tmp_path / "out")["CAMEL (LLM masking)"][-2] == "no TD3 runs"
+    # at 2k, the last step random seed 3 reached: camel 40 and 80, TD3 20, 30 and 40: +30; of the 10 ways to pick two of
+    # {20, 30, 40, 40, 80}, the two with sum 120 (80 with either 40) differ by at least 30: p = 2 * 2 / 10
+    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][-3] == "+30.0, p=0.400"
+    for path in sweep_runs.glob("Hopper-v4__baseline__*"):
+        shutil.rmtree(path)
+    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
+    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][-3:-1] == ["—", "no TD3 runs"]
 
 
 # ---- Which runs are shown
-def test_runs_not_from_a_sweep_are_left_out_with_one_note(sweep_runs, tmp_path, capsys):
+def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_for_itself(sweep_runs, tmp_path, capsys):
     write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # README's command
-    write_run(sweep_runs, "Hopper-v4__camel_td3__2__1700000001", line([1000], 0.5))
-    write_run(sweep_runs, "Hopper-v4__mytweak__1", line([1000], 0.5))
+    write_run(sweep_runs, "Hopper-v4__camel_td3__2__1700000001", line([1000, 2000], 0.5))
+    write_run(sweep_runs, "Hopper-v4__mytweak__1", line([1000, 2000], 0.5))
     for i in range(3):  # failed starts: a folder with a log only
         (sweep_runs / f"Hopper-v4__camel__{7 + i}").mkdir()
         (sweep_runs / f"Hopper-v4__camel__{7 + i}" / "log.txt").write_text("error: no such guide file\n")
@@ -283,12 +341,23 @@ def test_runs_not_from_a_sweep_are_left_out_with_one_note(sweep_runs, tmp_path, 
     assert notes == [
         "note: skipped 3 runs with no eval/episodic_return yet (3 not finished, 0 finished; a failed start says why in "
         "its log.txt): Hopper-v4__camel__7, Hopper-v4__camel__8, Hopper-v4__camel__9",
-        "note: left out 3 runs not from a sweep: exp_name camel_td3 (2), mytweak (1); name them with --conditions "
-        "(or --label NAME=TEXT) to show them",
     ]
-    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "CAMEL (LLM masking)"]
-    # the table's steps are the shown runs' (random seed 3 stops at 2k), not the 9k only the left-out run reached
-    assert "| condition | 500 | 1k | 1.5k | 2k |" in (tmp_path / "out" / "results.md").read_text()
+    # the baseline first, then the guides in camel_conditions' order, then the names it does not know, by name
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "CAMEL, LLM-written guide", "camel_td3", "mytweak"]
+    assert table_rows(tmp_path / "out")["camel_td3"][-4] == "1: 1000.0, 2: 1000.0"  # both seeds at 2k, the common last step
+
+
+def test_a_first_run_plots_on_its_own(tmp_path):
+    # README's first run: camel_td3.py with its defaults names it runs/{env}__camel_td3__{seed}__{time}
+    runs = tmp_path / "runs"
+    write_run(runs, "Hopper-v4__camel_td3__1__1700000000", line([5000, 10_000, 15_000], 0.01),
+              hyperparameters={"exp_name": "camel_td3", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
+    result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out")],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert list(table_rows(tmp_path / "out")) == ["camel_td3"]
+    assert table_rows(tmp_path / "out")["camel_td3"][-4:-1] == ["1: 150.0", "—", "no TD3 runs"]
+    assert "camel_td3" in svg_texts(tmp_path / "out" / "results.svg")  # the legend names it
 
 
 def test_named_or_labelled_conditions_are_shown(sweep_runs, tmp_path):
@@ -296,12 +365,12 @@ def test_named_or_labelled_conditions_are_shown(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "a", "conditions", ("camel_standstill", "baseline")) == 0
     assert list(table_rows(tmp_path / "a")) == ["camel_standstill", "TD3"]
     assert run_plot(sweep_runs, tmp_path / "b", "label", ["camel_standstill=CAMEL, stand-still guide"]) == 0
-    assert list(table_rows(tmp_path / "b")) == ["TD3", "Random masking", "CAMEL (LLM masking)", "CAMEL, stand-still guide"]
+    assert list(table_rows(tmp_path / "b")) == ["TD3", "Random masking", "CAMEL, LLM-written guide", "CAMEL, stand-still guide"]
 
 
 def test_conditions_flag_selects_and_orders_conditions(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "baseline"), "steps", (4000,)) == 0
-    assert list(table_rows(tmp_path / "out")) == ["CAMEL (LLM masking)", "TD3"]
+    assert list(table_rows(tmp_path / "out")) == ["CAMEL, LLM-written guide", "TD3"]
 
 
 def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
@@ -315,22 +384,22 @@ def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "skipped 1 run with no eval/episodic_return yet (1 not finished" in out
     assert "no runs of condition 'baseline'" in out
-    assert "Hopper-v4: no 'baseline' runs, so no sample-efficiency measures against it" in out
+    assert "Hopper-v4: no 'baseline' runs, so no comparison with it" in out
     assert "Hopper-v4 random: seed 2 (other conditions have it)" in out
     assert "Hopper-v4 camel seed 2: stops at 1k steps, others reach 2k" in out
-    assert table_rows(tmp_path / "out")["CAMEL (LLM masking)"][:2] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)"]
+    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][:2] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)"]
 
 
-@pytest.mark.parametrize("make", ["missing", "empty", "no_eval", "not_a_sweep"])
+@pytest.mark.parametrize("make", ["missing", "empty", "no_eval", "not_found"])
 def test_nothing_to_plot_is_one_error_line_and_exit_1(tmp_path, capsys, make):
     runs = tmp_path / "runs"
     if make != "missing":
         runs.mkdir()
     if make == "no_eval":
         write_run(runs, "Hopper-v4__camel__1", [(100, 1.0)], tag="charts/episodic_return")
-    if make == "not_a_sweep":
+    if make == "not_found":  # runs, but none of the chosen condition
         write_run(runs, "Hopper-v4__camel_td3__1__1700000000", [(100, 1.0)])
-    assert run_plot(runs, tmp_path / "out") == 1
+    assert run_plot(runs, tmp_path / "out", *(("conditions", ("camel",)) if make == "not_found" else ())) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
     assert not (tmp_path / "out" / "results.png").exists()
@@ -342,7 +411,7 @@ def test_resumed_run_keeps_only_points_logged_after_the_purge(tmp_path):
     write_run(tmp_path / "runs", run_dir.name, [(s, 1.0) for s in range(100, 1001, 100)])  # interrupted process
     time.sleep(1.1)  # event file names hold the time in seconds
     write_run(tmp_path / "runs", run_dir.name, [(s, 2.0) for s in range(600, 1201, 100)], purge_step=600)  # --resume
-    steps, values = plot.read_events(str(run_dir))[0]["eval/episodic_return"]
+    steps, values = read_events(str(run_dir))[0]["eval/episodic_return"]
     assert steps.tolist() == list(range(100, 1201, 100))
     assert values.tolist() == [1.0] * 5 + [2.0] * 7
 
@@ -352,7 +421,7 @@ def test_run_restarted_from_scratch_in_its_folder_keeps_its_newest_points(tmp_pa
     write_run(tmp_path / "runs", run_dir.name, [(s, 1.0) for s in range(100, 1001, 100)])  # killed before a checkpoint
     time.sleep(1.1)
     write_run(tmp_path / "runs", run_dir.name, [(s, 2.0) for s in range(100, 501, 100)])  # started again, no purge
-    steps, values = plot.read_events(str(run_dir))[0]["eval/episodic_return"]
+    steps, values = read_events(str(run_dir))[0]["eval/episodic_return"]
     assert steps.tolist() == [100, 200, 300, 400, 500] and values.tolist() == [2.0] * 5
 
 
@@ -361,7 +430,7 @@ def test_run_identity_comes_from_logged_hyperparameters_or_folder_name(tmp_path)
     write_run(runs, "my-run", [(1000, 1.0)], hyperparameters={"env_id": "Ant-v4", "exp_name": "camel", "seed": 7})
     write_run(runs, "Walker2d-v4__baseline__3__1700000000", [(1000, 1.0)])  # CleanRL's default name
     write_run(runs, "no-idea", [(1000, 1.0)])
-    found = plot.load_runs([str(runs)], "eval/episodic_return")
+    found = load_runs([str(runs)], "eval/episodic_return")
     assert sorted((r.env_id, r.condition, r.seed) for r in found.runs) == [("Ant-v4", "camel", 7), ("Walker2d-v4", "baseline", 3)]
     assert [os.path.basename(p) for p in found.unidentified] == ["no-idea"]
 
@@ -391,8 +460,8 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     flags = ("label", ["camel_fullbounds=CAMEL, full bounds"], "guide_returns", str(guides), "name", "hopper")
     assert run_plot(runs, tmp_path / "out", *flags) == 0
     texts = svg_texts(tmp_path / "out" / "hopper.svg")
-    legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "CAMEL (LLM masking)", "CAMEL, full bounds",
-              "Guide's own return: CAMEL (LLM masking)", "Guide's own return: Expert masking"]  # fmt: skip
+    legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "CAMEL, LLM-written guide", "CAMEL, full bounds",
+              "Guide's own return: CAMEL, LLM-written guide", "Guide's own return: Expert masking", BAND_NOTE]  # fmt: skip
     for name in legend:
         assert texts.count(name) == 1, name  # one legend for the figure
     assert texts.count("Episodic return (unmasked evaluation)") == 2  # every panel its y-label
@@ -400,7 +469,7 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     assert not [t for t in texts if t in ("baseline", "camel", "eval/episodic_return")]  # no internal names
     for ext in ("png", "svg", "pdf", "md"):
         assert (tmp_path / "out" / f"hopper.{ext}").stat().st_size > 1000
-    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, CAMEL (LLM masking) 2542.0." in (
+    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, CAMEL, LLM-written guide 2542.0." in (
         tmp_path / "out" / "hopper.md").read_text()  # fmt: skip
 
 
@@ -410,46 +479,44 @@ def test_figure_draws_each_guides_return_as_a_dashed_line_in_its_conditions_colo
     svg = (tmp_path / "out" / "results.svg").read_text()
     dashed = re.findall(r'(clip-path="[^"]*" )?style="fill: none; stroke-dasharray: [^;]*; stroke-dashoffset: 0; stroke: (#\w+)', svg)
     # CAMEL's guide: one dashed line in the panel (clipped to it) and its sample in the legend, in CAMEL's colour
-    assert [(bool(clip), color) for clip, color in dashed] == [(True, plot.COLORS["camel"]), (False, plot.COLORS["camel"])]
+    assert [(bool(clip), color) for clip, color in dashed] == [(True, COLORS["camel"]), (False, COLORS["camel"])]
 
 
 def test_each_condition_keeps_its_colour_in_every_figure():
-    one = plot.condition_colors({"baseline", "camel"})
-    other = plot.condition_colors({"camel", "random", "expert_no_ma_em", "camel_standstill", "camel_fullbounds"})
-    assert one["camel"] == other["camel"] == plot.COLORS["camel"]
-    assert other["expert_no_ma_em"] == plot.COLORS["expert"]  # the control: the same colour, dash-dotted
-    assert plot.condition_colors({"camel_standstill"})["camel_standstill"] == other["camel_standstill"]
+    one = condition_colors({"baseline", "camel", "camel_tuned"})
+    other = condition_colors({"camel", "random", "expert_no_ma_em", "camel_standstill", "camel_fullbounds", "camel_tuned"})
+    assert one["camel"] == other["camel"] == COLORS["camel"] and one["camel_tuned"] == other["camel_tuned"] == COLORS["camel_tuned"]
+    assert COLORS["camel"] != COLORS["camel_tuned"]  # the LLM-written guide and the tuned one are told apart
+    assert other["expert_no_ma_em"] == COLORS["expert"]  # the control: the same colour, dash-dotted
+    assert condition_colors({"camel_standstill"})["camel_standstill"] == other["camel_standstill"]
     assert len(set(other.values())) == len(other)  # distinct within a figure
 
 
-def test_conditions_have_the_papers_names():
-    labels = {"camel_fullbounds": "CAMEL, full bounds"}
-    assert [plot.condition_label(c, labels) for c in ("baseline", "camel", "expert", "random")] == [
-        "TD3", "CAMEL (LLM masking)", "Expert masking", "Random masking"]  # fmt: skip
-    assert plot.condition_label("camel_no_ma_em", labels) == "CAMEL (LLM masking) w/o MA EM"
-    assert plot.condition_label("camel_fullbounds_no_ma_em", labels) == "CAMEL, full bounds w/o MA EM"
-    assert plot.condition_label("unknown", labels) == "unknown"
+def test_a_guide_at_other_settings_takes_its_colour_unless_the_defaults_are_in_the_figure():
+    alone = condition_colors({"baseline_ls25k", "camel_tuned_ls25k", "camel_tuned_ls25k_no_ma_em", "sac_camel_tuned"})
+    assert alone["baseline_ls25k"] == COLORS["baseline"] and alone["camel_tuned_ls25k"] == COLORS["camel_tuned"]
+    assert alone["camel_tuned_ls25k_no_ma_em"] == COLORS["camel_tuned"]
+    beside = condition_colors({"baseline", "baseline_ls25k", "camel_tuned", "camel_tuned_ls25k"})
+    assert beside["baseline"] == COLORS["baseline"] and beside["camel_tuned"] == COLORS["camel_tuned"]
+    assert len(set(beside.values())) == 4  # the 25k runs in colours of their own
 
 
 def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys):
     runs = tmp_path / "runs"
-    for condition in ["baseline", "sac_baseline", "sac_camel", "sac_camel_no_ma_em"]:  # TRAINER=sac names them sac_{condition}
+    for condition in ["baseline", "sac_baseline", "sac_camel_tuned", "sac_camel_tuned_no_ma_em"]:  # TRAINER=sac: sac_{condition}
         write_run(runs, f"Hopper-v4__{condition}__1", line([1000, 2000], 0.01))
     guides = tmp_path / "guides.json"
-    guides.write_text(json.dumps({"Hopper-v4": {"camel": 2542.0}}))
+    guides.write_text(json.dumps({"Hopper-v4": {"camel_tuned": 2542.0}}))
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
-    assert "not from a sweep" not in capsys.readouterr().out
-    assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC (LLM masking)", "CAMEL-SAC (LLM masking) w/o MA EM"]
-    assert "Guide's own return (dashed in the figure): CAMEL-SAC (LLM masking) 2542.0." in (tmp_path / "out" / "results.md").read_text()
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC, tuned guide", "CAMEL-SAC, tuned guide w/o MA EM"]
+    assert "Guide's own return (dashed in the figure): CAMEL, tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
     # scripts/sweep.py's VARIANT names runs {guide}_{VARIANT} and {guide}_{VARIANT}_no_ma_em
-    colors = plot.condition_colors({"camel", "camel_fullactor", "camel_fullactor_no_ma_em", "camel_distill"})
+    colors = condition_colors({"camel", "camel_fullactor", "camel_fullactor_no_ma_em", "camel_distill"})
     assert colors["camel_fullactor"] == colors["camel_fullactor_no_ma_em"] != colors["camel"]
     assert len({colors["camel"], colors["camel_fullactor"], colors["camel_distill"]}) == 3
-    assert plot.condition_label("camel_distill", {}) == "camel_distill"
-    assert plot.condition_label("camel_fullactor_no_ma_em", {"camel_fullactor": "CAMEL, full-bounds actor"}) == "CAMEL, full-bounds actor w/o MA EM"
 
 
 @pytest.mark.parametrize("content, message", [
@@ -555,6 +622,18 @@ def test_exported_file_is_small_and_holds_the_run(tmp_path):
     assert record["curves"]["charts/episodic_return"][1] == [1000, 9.75]
 
 
+def test_export_writes_paths_inside_the_repository_relative_to_it(tmp_path):
+    runs = tmp_path / "runs"
+    hyperparameters = {"exp_name": "camel", "seed": 1, "env_id": "Hopper-v4", "llm_policy": os.path.join(REPO, "policies", "hopper.py"),
+                       "expert_model": "/elsewhere/experts/Hopper-v4.cleanrl_model", "resume": "None"}  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__1", line([1000, 2000], 0.01), hyperparameters=hyperparameters, finished=True)
+    assert export(runs, tmp_path / "exported") == 0
+    logged = json.loads((tmp_path / "exported" / "Hopper-v4__camel__1.json").read_text())["hyperparameters"]
+    assert logged["llm_policy"] == "policies/hopper.py"  # inside the repository: relative to it
+    assert logged["expert_model"] == "/elsewhere/experts/Hopper-v4.cleanrl_model"  # outside: as logged
+    assert logged["resume"] == "None"
+
+
 def test_incomplete_exported_file_is_left_out_with_a_note(sweep_runs, tmp_path, capsys):
     (sweep_runs / "broken.json").write_text(json.dumps({"format": "camel-run/1", "env_id": "Hopper-v4", "curves": {}}))
     (sweep_runs / "guides.json").write_text(json.dumps({"Hopper-v4": {"camel": 1.0}}))  # not a run: passed over
@@ -564,7 +643,7 @@ def test_incomplete_exported_file_is_left_out_with_a_note(sweep_runs, tmp_path, 
 
 
 def test_bin_widths_run_100_200_500_1000():
-    assert [plot.bin_width(total, 200) for total in (10_000, 20_000, 40_000, 100_000, 1_000_000, 3_000_000)] == [
+    assert [export_module.bin_width(total, 200) for total in (10_000, 20_000, 40_000, 100_000, 1_000_000, 3_000_000)] == [
         100, 100, 200, 500, 5000, 20_000]  # fmt: skip
 
 
@@ -609,7 +688,7 @@ def test_plotting_keeps_maths_on_one_thread_and_imports_no_torch(sweep_runs, tmp
 def test_quote_tables_replaces_each_quoted_table_and_nothing_else(tmp_path):
     (tmp_path / "a.md").write_text("What the numbers are.\n\n### Hopper-v4\n\n| new |\n")
     document = "intro\n<!-- table:a -->\n| old |\n<!-- /table:a -->\nbetween <!-- table:b --> not a quote\nend\n"
-    assert plot.quote_tables(document, tmp_path) == (
+    assert quote_tables(document, tmp_path) == (
         "intro\n<!-- table:a -->\n### Hopper-v4\n\n| new |\n<!-- /table:a -->\nbetween <!-- table:b --> not a quote\nend\n")
 
 
@@ -626,8 +705,8 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         assert sorted(p.name for p in tmp_path.glob(f"{name}.*")) == [f"{name}.{ext}" for ext in ("md", "pdf", "png", "svg")]
         with open(os.path.join(REPO, "docs", "results", f"{name}.md")) as committed:
             assert (tmp_path / f"{name}.md").read_text() == committed.read(), f"docs/results/{name}.md is stale"
-    # docs/results.md quotes each of these tables (figures.sh brings the quotes up to date with plot.quote_tables)
+    # docs/results.md quotes each of these tables (figures.sh brings the quotes up to date with quote_tables)
     with open(os.path.join(REPO, "docs", "results.md")) as f:
         document = f.read()
-    assert {name for name, _ in plot.QUOTED_TABLE.findall(document)} == set(names)
-    assert plot.quote_tables(document, tmp_path) == document, "docs/results.md quotes a stale table"
+    assert {name for name, _ in QUOTED_TABLE.findall(document)} == set(names)
+    assert quote_tables(document, tmp_path) == document, "docs/results.md quotes a stale table"

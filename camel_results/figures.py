@@ -1,0 +1,95 @@
+"""The figure ({name}.png, .svg, .pdf): one panel per env, one line per condition (the mean over seeds, the range
+over seeds shaded), a dashed line at each guide's own return, each condition in its own colour and under its label."""
+
+import os
+import zlib
+
+import numpy as np
+
+from camel_conditions import GUIDE_LABELS, NO_MA_EM, SAC, split
+from camel_results.guides import guide_lines
+from camel_results.stats import summarize
+from camel_results.tables import AXIS_LABELS, format_steps
+
+# Each guide's colour in every figure, at its default settings and trained by TD3 (its _no_ma_em control: the same
+# colour, dash-dotted); other conditions take colours from OTHER_COLORS, chosen by name.
+COLORS = {"baseline": "#4d4d4d", "camel": "#1f77b4", "camel_tuned": "#9467bd", "expert": "#2ca02c", "random": "#ff7f0e",
+          "standstill": "#8c564b", "lean": "#e377c2"}  # fmt: skip
+OTHER_COLORS = ["#d62728", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
+BAND_NOTE = "Line: mean over seeds; shaded: range over seeds (lowest to highest)"
+assert set(COLORS) <= set(GUIDE_LABELS)
+
+
+def with_ma_em(condition):
+    return condition[: -len(NO_MA_EM)] if condition.endswith(NO_MA_EM) else condition
+
+
+def condition_colors(conditions):
+    """A colour per condition; X_no_ma_em takes X's. A guide at its default settings takes its fixed colour; the
+    same guide with other settings (sac_, _ls25k) takes it too when the figure has no condition in it already, else
+    one of OTHER_COLORS, chosen by name (the next free one when two names in the same figure would share it)."""
+    colors, taken = {}, set()
+    keys = sorted({with_ma_em(c) for c in conditions}, key=lambda k: (k not in COLORS, k))
+    for key in keys:
+        stem = split(key)[0]
+        guide = stem[len(SAC) :] if stem.startswith(SAC) else stem
+        color = COLORS.get(guide)
+        if color is None or color in taken:
+            slot = zlib.crc32(key.encode()) % len(OTHER_COLORS)
+            free = [OTHER_COLORS[(slot + i) % len(OTHER_COLORS)] for i in range(len(OTHER_COLORS))]
+            color = next((c for c in free if c not in taken), free[0])
+        colors[key] = color
+        taken.add(color)
+    return {c: colors[with_ma_em(c)] for c in conditions}
+
+
+def draw_figure(groups, envs, conditions, label, guides, tag, paths):
+    """The figure, written to each of `paths` (.png, .svg, .pdf)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    colors = condition_colors(conditions)
+    style = {"pdf.fonttype": 42, "svg.hashsalt": "camel", "font.size": 10}  # editable PDF text, reproducible SVG ids
+    with plt.rc_context(style):
+        # the legend's entries: the conditions drawn, in their order, then the guides' returns; the figure grows
+        # with its rows
+        drawn = [c for c in conditions if any((env_id, c) in groups for env_id in envs)]
+        guide_entries = list(dict.fromkeys(g.entry for env_id in envs for g in guide_lines(guides, env_id, conditions)))
+        names = [label(c) for c in drawn] + [f"Guide's own return: {label(entry)}" for entry in guide_entries]
+        width = max(4.6 * len(envs), 6.4)  # inches
+        entry_width = 0.6 + 0.075 * max(len(n) for n in names)  # inches: the line sample and the longest name
+        columns = max(1, min(len(names), int(width // entry_width)))
+        legend_height = 0.3 + 0.25 * -(-len(names) // columns)  # inches: its title and rows
+        fig, axes = plt.subplots(1, len(envs), figsize=(width, 3.4 + legend_height), squeeze=False, layout="constrained")
+        curves, guide_handles = {}, {}
+        for ax, env_id in zip(axes[0], envs):
+            for condition in conditions:
+                runs = groups.get((env_id, condition))
+                if not runs:
+                    continue
+                grid = np.unique(np.concatenate([run.steps for run in runs]))
+                cells = summarize(runs, grid)
+                keep = [i for i, cell in enumerate(cells) if cell is not None]
+                mean, low, high = (np.array([getattr(cells[i], f) for i in keep]) for f in ("mean", "low", "high"))
+                linestyle = "-." if condition.endswith(NO_MA_EM) else "-"
+                (curves[condition],) = ax.plot(grid[keep], mean, color=colors[condition], linestyle=linestyle, linewidth=1.8)
+                ax.fill_between(grid[keep], low, high, color=colors[condition], alpha=0.18, linewidth=0)
+            for guide in guide_lines(guides, env_id, conditions):  # in its condition's colour
+                guide_handles[guide.entry] = ax.axhline(guide.value, color=colors[guide.condition], linestyle="--", linewidth=1.2)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: format_steps(int(x))))
+            ax.set_xlim(left=0)
+            ax.set_title(env_id)
+            ax.set_xlabel("Environment steps")
+            ax.set_ylabel(AXIS_LABELS.get(tag, tag))
+            ax.grid(alpha=0.3)
+        # one legend for the figure, titled with what the lines and the bands are
+        handles = [curves[c] for c in drawn] + [guide_handles[entry] for entry in guide_entries]
+        fig.legend(handles, names, loc="outside lower center", ncol=columns, frameon=False, title=BAND_NOTE, title_fontsize=9)
+        undated = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same data gives the same files
+        for path in paths:
+            fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated.get(os.path.splitext(path)[1][1:]))
+        plt.close(fig)
+    return paths

@@ -1,0 +1,193 @@
+"""Finding and reading runs: run folders (TensorBoard event files, camel_td3.py's and the sweep's files) and exported
+run files (camel-run/1, written by export.py), one Run per (env, condition, seed)."""
+
+import json
+import logging
+import os
+from typing import NamedTuple
+
+import numpy as np
+
+EVENT_FILE_PREFIX = "events.out.tfevents."
+EXPORT_FORMAT = "camel-run/1"
+
+
+class Run(NamedTuple):
+    env_id: str
+    condition: str
+    seed: int
+    path: str
+    steps: np.ndarray  # evaluation steps, increasing
+    values: np.ndarray  # the tag's value at those steps
+    settings: dict = {}  # the run's logged hyperparameters {name: text}
+
+
+# Settings that change what a run learns: the seeds of one condition must agree on each of these that they logged
+# (a run from before a setting existed did not log it, and is not compared on it). Bookkeeping (threads, speed
+# paths, checkpoints, paths) may differ.
+GUIDE_SETTINGS = (
+    "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking", "random_guide", "actor_full_bounds_share",
+    "target_full_bounds", "distill_coef",
+)  # fmt: skip
+# The training settings every condition shares with its baseline (the rest is what the guide changes): a condition
+# is compared only with a baseline that agrees on each of these that both logged.
+TRAINING_SETTINGS = (
+    "total_timesteps", "learning_rate", "policy_lr", "q_lr", "buffer_size", "gamma", "tau", "batch_size", "policy_noise",
+    "exploration_noise", "learning_starts", "policy_frequency", "target_network_frequency", "noise_clip", "alpha",
+    "autotune",
+)  # fmt: skip
+ALGORITHM_SETTINGS = TRAINING_SETTINGS + GUIDE_SETTINGS
+
+
+def mixed_settings(runs):
+    """For runs of one env and condition: one line per algorithm setting on which their seeds differ, naming the
+    values and the seeds with each (empty when they agree)."""
+    lines, by_seed = [], sorted(runs, key=lambda r: r.seed)
+    for name in ALGORITHM_SETTINGS:
+        values = {}
+        for run in by_seed:
+            if name in run.settings:
+                values.setdefault(run.settings[name], []).append(str(run.seed))
+        if len(values) > 1:
+            lines.append(f"--{name.replace('_', '-')} " + ", ".join(f"{v} (seed {' '.join(seeds)})" for v, seeds in values.items()))
+    return lines
+
+
+def training_settings(runs):
+    """{name: value} of the training settings the runs logged (seeds of one condition agree on them)."""
+    return {name: run.settings[name] for run in runs for name in TRAINING_SETTINGS if name in run.settings}
+
+
+def settings_differ(settings, other):
+    """The training settings logged by both on which they differ: [(name, value, other value)]."""
+    return [(name, settings[name], other[name]) for name in TRAINING_SETTINGS
+            if name in settings and name in other and settings[name] != other[name]]  # fmt: skip
+
+
+# ---- Finding runs
+def run_folders(runs_dir):
+    """Folders under runs_dir that hold a run: TensorBoard event files, or camel_td3.py's or the sweep's files."""
+    markers = ("finished.json", "checkpoint.pt", "log.txt")
+    for path, dirs, files in sorted(os.walk(runs_dir)):
+        dirs.sort()
+        if any(f.startswith(EVENT_FILE_PREFIX) for f in files) or any(m in files for m in markers):
+            yield path
+
+
+def exported_runs(runs_dir):
+    """(path, record) of each exported run file under runs_dir (runs_dir may be one such file); other JSON files
+    (finished.json, a guide-returns file) are passed over."""
+    if os.path.isfile(runs_dir):
+        candidates = [runs_dir]
+    else:
+        candidates = [os.path.join(path, f) for path, _, files in sorted(os.walk(runs_dir)) for f in sorted(files)]
+    for path in candidates:
+        record = read_export(path) if path.endswith(".json") and os.path.basename(path) != "finished.json" else None
+        if record is not None:
+            yield path, record
+
+
+def run_identity(path, hyperparameters, finished=None):
+    """(env_id, condition, seed) of a run: from its finished.json or the hyperparameters camel_td3.py logs, else from
+    the folder name {env_id}__{exp_name}__{seed}[__{time}]; None when none of them gives it."""
+    for record in (finished or {}, hyperparameters):
+        if {"env_id", "exp_name", "seed"} <= record.keys() and str(record["seed"]).isdigit():
+            return record["env_id"], record["exp_name"], int(record["seed"])
+    parts = os.path.basename(os.path.normpath(path)).split("__")
+    if len(parts) in (3, 4) and all(parts[:2]) and all(p.isdigit() for p in parts[2:]):
+        return parts[0], parts[1], int(parts[2])
+    return None
+
+
+# ---- Reading one run
+def as_curve(points):
+    """(steps, values) arrays from [(step, value)], the values as the float32 numbers TensorBoard stores."""
+    steps = np.array([s for s, _ in points], dtype=np.int64)
+    values = np.array([v for _, v in points], dtype=np.float32).astype(np.float64)
+    return steps, values
+
+
+def read_events(path):
+    """Every scalar curve {tag: (steps, values)} and the logged hyperparameters {name: text} of one run folder,
+    with TensorBoard's own reader. TensorBoard drops the points a resumed run purged; a run restarted from scratch
+    in the same folder (steps going back without a purge) keeps only its newest points for each step, as
+    TensorBoard's display does."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    logging.getLogger("tensorboard").setLevel(logging.ERROR)  # its notes on purged steps are expected here
+    accumulator = event_accumulator.EventAccumulator(
+        path, size_guidance={event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0}
+    )
+    accumulator.Reload()
+    tags = accumulator.Tags()
+    hyperparameters = {}
+    if "hyperparameters/text_summary" in tags["tensors"]:
+        text = accumulator.Tensors("hyperparameters/text_summary")[0].tensor_proto.string_val[0].decode()
+        for line in text.splitlines()[2:]:  # after the header |param|value| and |-|-|
+            cells = line.strip().strip("|").split("|")
+            if len(cells) == 2:
+                hyperparameters[cells[0]] = cells[1]
+    curves = {}
+    for tag in tags["scalars"]:
+        points = []
+        for event in accumulator.Scalars(tag):
+            while points and points[-1][0] >= event.step:
+                points.pop()
+            points.append((event.step, event.value))
+        curves[tag] = as_curve(points)
+    return curves, hyperparameters
+
+
+def read_export(path):
+    """The record of an exported run file, or None when the file is not one."""
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) and record.get("format") == EXPORT_FORMAT else None
+
+
+# ---- Every run under some folders
+class Found(NamedTuple):
+    runs: list  # of Run, each with at least one point of the tag
+    unidentified: list  # folders that do not say which run they are
+    empty: list  # (path, finished) of runs with no point of the tag yet
+    notes: list  # runs found twice with different lengths
+
+
+def load_runs(runs_dirs, tag):
+    """Every run under the folders, from its event files or its exported file, one per (env, condition, seed)."""
+    runs, unidentified, empty, notes = {}, [], [], []
+    sources = [(path, None) for d in runs_dirs for path in run_folders(d)]
+    sources += [(path, record) for d in runs_dirs for path, record in exported_runs(d)]
+    for path, record in sources:
+        if record is None:  # a run folder
+            curves, hyperparameters = read_events(path)
+            finished = os.path.exists(os.path.join(path, "finished.json"))
+            identity = run_identity(path, hyperparameters)
+        else:
+            try:
+                curves = {name: as_curve(points) for name, points in record["curves"].items()}
+                identity = str(record["env_id"]), str(record["condition"]), int(record["seed"])
+                hyperparameters = dict(record.get("hyperparameters") or {})
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                notes.append(f"{path}: left out: not a complete exported run ({type(e).__name__}: {e}); export it again")
+                continue
+            finished = True
+        if identity is None:
+            unidentified.append(path)
+            continue
+        steps, values = curves.get(tag, as_curve([]))
+        if len(steps) == 0:
+            empty.append((path, finished))
+            continue
+        run = Run(*identity, path, steps, values, hyperparameters)
+        previous = runs.get(identity)
+        if previous is not None:  # the same seed twice: a folder and its export, or CleanRL's names with a time
+            kept, dropped = (run, previous) if run.steps[-1] > previous.steps[-1] else (previous, run)
+            if kept.steps[-1] != dropped.steps[-1]:
+                notes.append(f"{dropped.path}: left out: {kept.path} is the same env, condition and seed and ran longer")
+            run = kept
+        runs[identity] = run
+    return Found(list(runs.values()), unidentified, empty, notes)

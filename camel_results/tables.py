@@ -1,0 +1,199 @@
+"""The results table ({name}.md): for each env, the return at the table's steps, each seed's final return, the
+comparison of each condition with a baseline run at the same training settings, the mean return over training,
+and footnotes that say what each number is; and the tables docs/results.md quotes."""
+
+import os
+import re
+
+import numpy as np
+
+from camel_conditions import split
+from camel_results.guides import guide_lines
+from camel_results.runs import mixed_settings, settings_differ, training_settings
+from camel_results.stats import (
+    PERMUTATION_SPLITS, default_steps, evaluation_grid, final_values, mean_over_training, permutation_p_value,
+    sample_efficiency, smallest_p_value, summarize, values_at,
+)  # fmt: skip
+
+AXIS_LABELS = {
+    "eval/episodic_return": "Episodic return (unmasked evaluation)",
+    "eval/episodic_length": "Episode length in steps (unmasked evaluation)",
+    "charts/episodic_return": "Episodic return (training episodes)",
+    "charts/epsilon": "Epsilon (probability a step is masked)",
+    "charts/masked_fraction": "Share of steps masked",
+}
+MARKS = "¹²³⁴⁵⁶⁷⁸⁹"  # footnote marks, one per distinct footnote of an env's table
+
+
+def format_steps(step):
+    if step >= 1_000_000 and step % 100_000 == 0:
+        return f"{step / 1_000_000:g}M"
+    if step >= 1_000 and step % 100 == 0:
+        return f"{step / 1_000:g}k"
+    return str(step)
+
+
+def format_cell(cell):
+    """mean [lowest, highest] (n=seeds): the mean over the seeds that reached the step and their range."""
+    return "—" if cell is None else f"{cell.mean:.1f} [{cell.low:.1f}, {cell.high:.1f}] (n={cell.n})"
+
+
+def format_settings(pairs):
+    return ", ".join(f"{name} {value}" for name, value in pairs)
+
+
+# ---- Which baseline a condition is compared with
+def reference_baseline(env_id, condition, baseline, groups):
+    """(reference, differences): the condition that `condition` is compared with, a baseline run at its training
+    settings (TRAINING_SETTINGS: the learning start, the budget, ...). That is `baseline` when they agree on every
+    setting both logged; else another condition of the same kind in the data that does (baseline_ls25k for a
+    *_ls25k condition against baseline); else None, with the settings [(name, its value, baseline's value)] on
+    which it differs from `baseline`."""
+    own = training_settings(groups[(env_id, condition)])
+    given = groups.get((env_id, baseline))
+    differences = settings_differ(own, training_settings(given)) if given else []
+    if given and not differences:
+        return baseline, []
+    kind = split(baseline)[0], split(baseline)[2]  # the baseline's name without its settings
+    candidates = sorted(c for e, c in groups if e == env_id and c != baseline and (split(c)[0], split(c)[2]) == kind)
+    for candidate in candidates:
+        runs = groups[(env_id, candidate)]
+        if not mixed_settings(runs) and not settings_differ(own, training_settings(runs)):
+            return candidate, []
+    return None, differences
+
+
+def against_baseline(finals, baseline_finals, seed=0):
+    """The cell comparing a condition's final returns with its baseline's: the difference of the means and the
+    permutation test's p; "—" with fewer than 2 seeds on either side."""
+    if len(finals) < 2 or len(baseline_finals) < 2:
+        return "—"
+    p_value = permutation_p_value(finals, baseline_finals, seed)
+    return f"{np.mean(finals) - np.mean(baseline_finals):+.1f}, p={p_value:.3f}"
+
+
+class Footnotes:
+    """The marks of one env's table: the same text gets the same mark."""
+
+    def __init__(self):
+        self.texts = []
+
+    def mark(self, text):
+        if text not in self.texts:
+            self.texts.append(text)
+        return MARKS[self.texts.index(text) % len(MARKS)]
+
+    def lines(self):
+        return [f"{MARKS[i % len(MARKS)]} {text}" for i, text in enumerate(self.texts)]
+
+
+def comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed):
+    """(final return against the baseline, steps to its final return, the condition compared with or None, the two
+    seed counts of the test or None) for one row; a footnote mark where it is not `baseline` itself."""
+    runs = groups[(env_id, condition)]
+    baseline_name = label(baseline)
+    reference, differences = reference_baseline(env_id, condition, baseline, groups)
+    if reference is None and (env_id, baseline) not in groups:
+        return "—", f"no {baseline_name} runs", None, None
+    if reference is None:
+        mark = notes.mark(f"Not compared: its training settings ({format_settings((n, v) for n, v, _ in differences)}) differ "
+                          f"from those of {baseline_name} ({format_settings((n, b) for n, _, b in differences)}), and "
+                          f"these runs hold no {baseline_name} run at its settings.")  # fmt: skip
+        return f"—{mark}", f"—{mark}", None, None
+    reference_runs, mark, size = groups[(env_id, reference)], "", None
+    if reference != baseline:
+        given = training_settings(groups.get((env_id, baseline), []))
+        differing = [(n, v) for n, v, _ in settings_differ(training_settings(reference_runs), given)]
+        why = f"({format_settings(differing)}), not {baseline_name}" if differing else f"(no {baseline_name} runs here)"
+        mark = notes.mark(f"Against {label(reference)} ({reference}), the baseline run at its training settings {why}.")
+    versus = "—"
+    if reference != condition:
+        finals, reference_finals = final_values(runs, final_step), final_values(reference_runs, final_step)
+        versus = against_baseline(finals, reference_finals, seed)
+        size = (len(finals), len(reference_finals)) if versus != "—" else None
+    reached, reference_step, _ = sample_efficiency(reference_runs, runs)
+    settled = ("—" if reference_step is None else "not reached" if reached is None
+               else f"{format_steps(reached)} ({reached / reference_step:.2f}x)")  # fmt: skip
+    return versus + mark, settled + mark, reference, size
+
+
+# ---- The table
+def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0):
+    """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
+    shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
+    baseline_name = label(baseline)
+    lines = [f"{AXIS_LABELS.get(tag, tag)}: mean over seeds [range over seeds: lowest, highest] (n = seeds that reached "
+             f"the step).", ""]  # fmt: skip
+    for env_id in envs:
+        env_conditions = [c for c in conditions if (env_id, c) in groups]
+        env_runs = [run for c in env_conditions for run in groups[(env_id, c)]]
+        longest = max(run.steps[-1] for run in env_runs)
+        if steps_asked:
+            steps = [s for s in steps_asked if s <= longest] or [int(longest)]
+        else:
+            steps = default_steps(env_runs)
+        final_step = steps[-1]
+        grid = evaluation_grid(env_runs)  # for the mean over training: every run's steps, to their common last
+        notes, sizes, references = Footnotes(), set(), []
+        lines += [f"### {env_id}", ""]
+        lines.append(f"| condition | {' | '.join(format_steps(s) for s in steps)} | final return per seed ({format_steps(final_step)}) "
+                     f"| final return against {baseline_name} | steps to the final return of {baseline_name} "
+                     f"| mean return over training |")  # fmt: skip
+        lines.append("|" + "---|" * (len(steps) + 5))
+        for condition in env_conditions:
+            runs = sorted(groups[(env_id, condition)], key=lambda r: r.seed)
+            cells = summarize(runs, steps)
+            per_seed_finals = [values_at(run, [final_step])[0] for run in runs]
+            finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:.1f}") for run, v in zip(runs, per_seed_finals))
+            # the comparison with a baseline run at the same training settings
+            versus, settled, reference, size = comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed)
+            sizes |= {size} if size else set()
+            if reference is not None and reference not in references:
+                references.append(reference)
+            if len(grid):
+                per_seed = [mean_over_training(run, grid) for run in runs]
+                area = f"{np.mean(per_seed):.1f} [{min(per_seed):.1f}, {max(per_seed):.1f}]"
+            else:
+                area = "—"
+            lines.append(f"| {label(condition)} | {' | '.join(format_cell(c) for c in cells)} | {finals} | {versus} | {settled} | {area} |")
+        lines.append("")
+        lines += notes.lines()
+        if sizes:
+            bounds = ", ".join(f"{smallest_p_value(n, m):.3g} with {n} against {m}" for n, m in sorted(sizes))
+            lines.append(f"Final return against {baseline_name}: the difference of the mean final returns ({format_steps(final_step)}) "
+                         f"and the two-sided p-value of a permutation test over the seeds (every split of the pooled seeds into "
+                         f"groups of the two sizes, {PERMUTATION_SPLITS:,} random ones if there are more). The seeds bound p from "
+                         f"below, at 2 / C(n + m, n) for n seeds against m: here {bounds}.")  # fmt: skip
+        for reference in references:
+            _, reference_step, reference_return = sample_efficiency(groups[(env_id, reference)], groups[(env_id, reference)])
+            if reference_step is not None:
+                lines.append(f"Steps to the final return of {label(reference)}: its mean return at {format_steps(reference_step)} steps "
+                             f"is {reference_return:.1f}; the column gives the first evaluation step from which a condition's mean "
+                             f"return stays at or above it to the end of its run, and that step over {format_steps(reference_step)}.")  # fmt: skip
+        if len(grid):
+            lines.append(f"Mean return over training: the return averaged over steps {format_steps(int(grid[0]))} to "
+                         f"{format_steps(int(grid[-1]))} (the area under the curve by the trapezoid rule on the evaluation "
+                         f"steps, over the steps), mean over seeds [range over seeds].")  # fmt: skip
+        known = guide_lines(guides, env_id, env_conditions)
+        if known:
+            lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{label(g.entry)} {g.value:.1f}" for g in known) + ".")
+        skipped = [format_steps(s) for s in steps_asked if s > longest]
+        if skipped:
+            lines.append(f"No run reached {', '.join(skipped)} steps (the longest reached {format_steps(int(longest))}).")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ---- Tables quoted in a document
+QUOTED_TABLE = re.compile(r"<!-- table:(\w+) -->\n(.*?)\n<!-- /table:\1 -->", flags=re.S)  # a table a document quotes
+
+
+def quote_tables(document, tables_dir):
+    """The document with each table it quotes between <!-- table:NAME --> and <!-- /table:NAME --> replaced by
+    tables_dir/NAME.md below its first line (the line that says what the numbers are, and the blank line after)."""
+    def table(match):
+        with open(os.path.join(tables_dir, f"{match.group(1)}.md")) as f:
+            body = f.read().split("\n", 2)[2].strip()
+        return f"<!-- table:{match.group(1)} -->\n{body}\n<!-- /table:{match.group(1)} -->"
+
+    return QUOTED_TABLE.sub(table, document)
