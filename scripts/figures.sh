@@ -26,32 +26,41 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
   missing+=("$name")
 }
 
-# the headline at today's default (learning from 5k: runs named *_early), then at CleanRL's 25k
-figure headline   "camel_early" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_early camel_early \
-                  --baseline baseline_early --label "baseline_early=TD3" --label "camel_early=CAMEL (LLM masking)"
-figure headline_25k "camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel
-figure ant        "random expert" --envs Ant-v4 --conditions baseline random expert camel
-figure expert     "expert" --envs Hopper-v4 Ant-v4 --conditions baseline random expert camel
-figure controls   "camel_no_ma_em expert_no_ma_em random_no_ma_em" --envs Hopper-v4 \
-                  --conditions baseline camel camel_no_ma_em expert expert_no_ma_em random random_no_ma_em
-# poor guides: Hopper-v4 learning from 25k (beside the 25k TD3 and CAMEL runs), Walker2d-v4 at the default
-figure poor_guide "standstill lean" --envs Hopper-v4 --conditions baseline camel standstill lean \
-                  --label "standstill=CAMEL, stand-still guide" --label "lean=CAMEL, leaning guide"
-figure poor_guide_walker2d "standstill_early lean_early" --envs Walker2d-v4 \
-                  --conditions baseline_early camel_early standstill_early lean_early --baseline baseline_early \
-                  --label "baseline_early=TD3" --label "camel_early=CAMEL (LLM masking)" \
-                  --label "standstill_early=CAMEL, stand-still guide" --label "lean_early=CAMEL, leaning guide"
-figure unmasked_gain "camel_fullactor camel_fulltarget camel_distill camel_early" --envs Hopper-v4 Ant-v4 \
-                  --conditions baseline baseline_early camel camel_early camel_fullactor camel_fulltarget camel_distill \
-                  --label "baseline_early=TD3, learning from 5k" --label "camel_early=CAMEL, learning from 5k" \
-                  --label "camel_fullactor=CAMEL + actor under full bounds" \
-                  --label "camel_fulltarget=CAMEL + target under full bounds" \
-                  --label "camel_distill=CAMEL + Q-filtered distillation"
-figure sac        "sac_baseline sac_camel" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel --baseline sac_baseline
+# Condition names say what guided the runs and the settings where they differ from today's defaults (camel_conditions.py):
+# camel_tuned is CAMEL with the hand-written, tuned guide (policies/tuned/), camel with the LLM-written guide
+# (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
+# baseline at its settings.
+
+# the headline at today's defaults (learning from 5k): TD3 against CAMEL with the tuned guide, and with the
+# LLM-written guide once its runs exist
+figure headline   "camel_tuned camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel
+# the same learning from 25k, CleanRL's TD3 setting
+figure headline_25k "camel_tuned_ls25k" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_ls25k camel_tuned_ls25k \
+                  --baseline baseline_ls25k
+figure ant        "random_ls25k expert_ls25k" --envs Ant-v4 \
+                  --conditions baseline_ls25k random_ls25k expert_ls25k camel_tuned_ls25k --baseline baseline_ls25k
+figure expert     "expert_ls25k" --envs Hopper-v4 Ant-v4 \
+                  --conditions baseline_ls25k random_ls25k expert_ls25k camel_tuned_ls25k --baseline baseline_ls25k
+figure controls   "camel_tuned_ls25k_no_ma_em expert_ls25k_no_ma_em random_ls25k_no_ma_em" --envs Hopper-v4 \
+                  --conditions baseline_ls25k camel_tuned_ls25k camel_tuned_ls25k_no_ma_em expert_ls25k expert_ls25k_no_ma_em \
+                  random_ls25k random_ls25k_no_ma_em --baseline baseline_ls25k
+# poor guides: Hopper-v4 learning from 25k (beside the 25k TD3 and CAMEL runs), Walker2d-v4 at the defaults
+figure poor_guide "standstill_ls25k lean_ls25k" --envs Hopper-v4 \
+                  --conditions baseline_ls25k camel_tuned_ls25k standstill_ls25k lean_ls25k --baseline baseline_ls25k
+figure poor_guide_walker2d "standstill lean" --envs Walker2d-v4 --conditions baseline camel_tuned standstill lean
+# the retired experiments that let the unmasked agent gain while masking is on (learning from 25k), beside learning from 5k
+figure unmasked_gain "camel_tuned_fullactor_ls25k camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k" --envs Hopper-v4 Ant-v4 \
+                  --conditions baseline_ls25k baseline camel_tuned_ls25k camel_tuned camel_tuned_fullactor_ls25k \
+                  camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k --baseline baseline_ls25k \
+                  --label "camel_tuned_fullactor=CAMEL, tuned guide + actor under full bounds" \
+                  --label "camel_tuned_fulltarget=CAMEL, tuned guide + target under full bounds" \
+                  --label "camel_tuned_distill=CAMEL, tuned guide + Q-filtered distillation"
+figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
+                  --baseline sac_baseline
 
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date
 if [ "$out" = docs/results ]; then
-  "$python" -c 'import pathlib, plot; doc = pathlib.Path("docs/results.md"); doc.write_text(plot.quote_tables(doc.read_text(), "docs/results"))'
+  "$python" -c 'import pathlib; from camel_results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"
 fi
 
