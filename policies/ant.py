@@ -1,64 +1,91 @@
-"""Hand-coded trot gait for Ant-v4 (27-dim observation without contact forces, 8-dim action).
+# LLM-WRITTEN GUIDE, the default for Ant-v4: candidate round1_candidate5 of policies/llm/Ant-v4/ (report.md there),
+# written by Claude (Anthropic) in one answer to the project's prompt, round 1 (round 1: the task prompt alone,
+# no feedback). Ranked first of the 9 candidates (score 51.2: return 1868 +- 17, forward 51.2 m, no fall in 5 episodes); its
+# video shows a steady walk forward. The refinement rounds (2 and 3) gave no better candidate, so this is the
+# one-answer candidate.
+# Only these comment lines were added: below them is policies/llm/Ant-v4/round1_candidate5.py byte for byte (sha256 db74b9876cf5f6ed6fe0d827e97503635bde92c9633f24c0f3b3196d8f6ca828).
+# Guide policy candidate round1_candidate5 for Ant-v4, written by Claude (Anthropic) (its answer was obtained outside generate_policy.py and read from answer5.md).
+# Prompt: round1_prompt.md; raw response: round1_candidate5.response.md; details: round1_candidate5.json
 
-The legs move in two diagonal pairs: A = front-left + back-right, B = back-left + front-right.
-A relay oscillator on the hip angles sets the rhythm: while pair A swings forward (feet lifted),
-pair B sweeps backward with its feet pressed down, which pushes the body forward (+x). When the
-pairs are far enough apart the roles swap; in between, the sign of the hip velocity keeps the
-current half-cycle going. Hips and ankles follow their targets with soft PD control, which keeps
-the motion smooth and the torso level, and a small yaw term on the hip targets holds the heading along +x.
-
-Measured with this project's evaluator over seeds 0-4, 1000-step episodes (mean +- std):
-    return            2078 +- 12
-    episode length    1000 +- 0
-    forward distance  59.43 +- 0.58 m   (torso x at the end minus at the start)
-    falls             0 / 5   (seeds 5-14: no falls either)
-    mean |action|     0.10
-Command: python generate_policy.py --env-id Ant-v4 --evaluate policies/ant.py --seed 0 --episodes 5 --no-video
-Written by hand in the way the prompts in prompts/ ask a language model to (named constants, a PD controller
-for balance, a rule for forward motion); the constants were tuned by a small evolution search on seeds 10-47.
-"""
 import math
-
 import numpy as np
-
-# Legs: 1 front-left (+x,+y), 2 back-left (-x,+y), 3 back-right (-x,-y), 4 front-right (+x,-y).
-# obs[0] torso height, obs[1:5] torso quaternion, obs[5:13:2] hip angles, obs[6:13:2] ankle angles,
-# obs[19:27:2] hip velocities, obs[20:27:2] ankle velocities (all in leg order 1-4).
-FORWARD = np.array([-1.0, -1.0, 1.0, 1.0])  # hip direction that swings each foot toward +x
-DOWN = np.array([1.0, -1.0, -1.0, 1.0])     # ankle direction that pushes each foot down
-PAIR = np.array([1.0, -1.0, 1.0, -1.0])     # +1 for diagonal pair A (legs 1, 3), -1 for pair B (legs 2, 4)
-PAIR_FORWARD = PAIR * FORWARD
-ACT_ORDER = [6, 7, 0, 1, 2, 3, 4, 5]  # actuators are ordered leg 4, leg 1, leg 2, leg 3 (hip, ankle each)
-
-SWITCH = 0.28       # pair separation (rad) at which swing and stance swap
-HIP_TARGET = 0.57   # hip target (rad): forward for swing legs, backward for stance legs
-KP_HIP, KD_HIP = 0.32, 0.05
-ANKLE_STANCE = 0.85  # ankle bend (rad) of stance legs: foot pressed down, body held up
-ANKLE_SWING = 0.43   # ankle bend of swing legs: foot lifted
-KP_ANKLE, KD_ANKLE = 0.32, 0.09
-K_YAW = 0.3          # heading correction (per rad of yaw)
 
 
 def policy(obs):
-    hips, ankles = obs[5:13:2], obs[6:13:2]
-    hip_vel, ankle_vel = obs[19:27:2], obs[20:27:2]
-    qw, qx, qy, qz = obs[1:5]  # torso orientation quaternion
+    o = np.asarray(obs, dtype=np.float64).ravel()
+
+    # ---------------- constants (all hand-chosen) ----------------
+    DT = 0.05                 # control period of the env
+    OMEGA = 11.0              # gait angular frequency [rad/s]  (~1.75 Hz)
+    R0 = 0.38                 # target stroke amplitude of the gait mode [rad]
+    KV = 8.0                  # amplitude-regulation gain [1/s]
+    INERTIA = 1.0             # hinge inertia (armature dominated) [kg m^2]
+    GEAR = 150.0
+    KP_HIP, KD_HIP = 75.0, 15.0     # physical units (=0.5, 0.1 normalised)
+    KP_ANK, KD_ANK = 1.0, 0.1       # normalised
+    M0, LIFT, LEAD = 0.85, 0.30, 0.4
+    K_YAW, K_YAWRATE, KAPPA_MAX = 1.0, 0.1, 0.4
+    K_TILT, K_TILTRATE = 1.0, 0.08
+
+    # internal leg order: A=hip_1 (+x,+y), B=hip_2 (-x,+y), C=hip_3 (-x,-y), D=hip_4 (+x,-y)
+    S_HIP = np.array([-1.0, -1.0, 1.0, 1.0])   # f = S_HIP*q  (+ : foot toward +x)
+    S_ANK = np.array([1.0, -1.0, -1.0, 1.0])   # m = S_ANK*q  (+ : foot down)
+    PAIR = np.array([1.0, -1.0, 1.0, -1.0])    # diagonal pairs {A,C} / {B,D}
+    TURN = np.array([1.0, 1.0, -1.0, -1.0])
+    s2 = 1.0 / math.sqrt(2.0)
+    LEG_DIR = np.array([[s2, s2], [-s2, s2], [-s2, -s2], [s2, -s2]])
+
+    # ---------------- read the observation ----------------
+    qw, qx, qy, qz = o[1], o[2], o[3], o[4]
+    wx, wy, wz = o[16], o[17], o[18]
+    hip_q = o[[5, 7, 9, 11]]
+    ank_q = o[[6, 8, 10, 12]]
+    hip_v = o[[19, 21, 23, 25]]
+    ank_v = o[[20, 22, 24, 26]]
+
+    # ---------------- gait oscillator (phase from the state) ----------------
+    f = S_HIP * hip_q
+    fd = S_HIP * hip_v
+    x = 0.25 * float(np.dot(PAIR, f))
+    xd = 0.25 * float(np.dot(PAIR, fd))
+    xp = x + 0.5 * DT * xd                       # compensate zero-order-hold lag
+    phi = math.atan2(-xd / OMEGA, xp)            # increases with time
+    xd_ref = -R0 * OMEGA * math.sin(phi)
+    ax = -OMEGA * OMEGA * xp + KV * (xd_ref - xd)
+
+    # ---------------- heading feedback (stroke asymmetry) ----------------
     yaw = math.atan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    kappa = K_YAW * yaw + K_YAWRATE * wz
+    kappa = max(-KAPPA_MAX, min(KAPPA_MAX, kappa))
+    c = PAIR * (1.0 + 0.5 * kappa * TURN)
 
-    # Relay oscillator: phase > 0 means pair A is ahead of pair B.
-    phase = PAIR_FORWARD @ hips / 4.0
-    if phase > SWITCH:
-        direction = -1.0   # pair A now pushes back, pair B swings forward
-    elif phase < -SWITCH:
-        direction = 1.0    # pair A swings forward, pair B pushes back
-    else:                  # keep going the way the legs are moving
-        direction = 1.0 if PAIR_FORWARD @ hip_vel >= 0.0 else -1.0
-    swinging = PAIR * direction > 0.0
+    # ---------------- hip torques ----------------
+    tau_f = INERTIA * c * ax + KP_HIP * (c * x - f) + KD_HIP * (c * xd - fd)
+    u_hip = np.clip(S_HIP * tau_f / GEAR, -0.6, 0.6)
 
-    # Swing legs reach forward with lifted feet; stance legs sweep back with feet pressed down.
-    hip_target = PAIR_FORWARD * (direction * HIP_TARGET) - K_YAW * yaw
-    ankle_target = DOWN * np.where(swinging, ANKLE_SWING, ANKLE_STANCE)
-    act = np.empty(8)
-    act[0::2] = KP_HIP * (hip_target - hips) - KD_HIP * hip_vel
-    act[1::2] = KP_ANKLE * (ankle_target - ankles) - KD_ANKLE * ankle_vel
-    return np.clip(act[ACT_ORDER], -1.0, 1.0)
+    # ---------------- ankle targets: lift swing pair, extend stance pair ----------------
+    s = math.sin(phi + LEAD)
+    s = max(-1.0, min(1.0, 1.4 * s))
+    m_ref = M0 + LIFT * s * PAIR
+
+    # levelling: extend legs on the low side of the torso
+    gx = 2.0 * (qx * qz - qw * qy)
+    gy = 2.0 * (qy * qz + qw * qx)
+    h = LEG_DIR[:, 0] * gx + LEG_DIR[:, 1] * gy
+    hdot = LEG_DIR[:, 0] * (-wy) + LEG_DIR[:, 1] * wx
+    m_ref = m_ref - K_TILT * h - K_TILTRATE * hdot
+    m_ref = np.clip(m_ref, 0.55, 1.2)
+
+    m = S_ANK * ank_q
+    md = S_ANK * ank_v
+    u_ank = np.clip(S_ANK * (KP_ANK * (m_ref - m) - KD_ANK * md), -0.6, 0.6)
+
+    # ---------------- assemble in action order ----------------
+    # [hip_4, ankle_4, hip_1, ankle_1, hip_2, ankle_2, hip_3, ankle_3]
+    action = np.array([
+        u_hip[3], u_ank[3],
+        u_hip[0], u_ank[0],
+        u_hip[1], u_ank[1],
+        u_hip[2], u_ank[2],
+    ])
+    return np.clip(action, -1.0, 1.0)

@@ -1,72 +1,81 @@
-"""Hand-coded alternating gait for Walker2d-v4 (17-dim observation, 6-dim action).
+# LLM-WRITTEN GUIDE, the default for Walker2d-v4: candidate round1_candidate1 of policies/llm/Walker2d-v4/ (report.md there),
+# written by Claude (Anthropic) in one answer to the project's prompt, round 1 (round 1: the task prompt alone,
+# no feedback). Chosen over round3_candidate1, which the 5-episode score ranks first (9.44 against 8.17), because on 20 more
+# episodes (seeds 100-119) round1_candidate1 never fell (return 2019 +- 12, forward 8.15 m) while round3_candidate1
+# fell in 7 of 20 (return 2122 +- 431), and its video shows it falling; so this is the one-answer candidate (no
+# refinement round beat it steadily).
+# Only these comment lines were added: below them is policies/llm/Walker2d-v4/round1_candidate1.py byte for byte (sha256 a088fd194d58b00482fb38d05c2d1ed4b21531caf187a36d5ec92d6cf8a32fe1).
+# Guide policy candidate round1_candidate1 for Walker2d-v4, written by Claude (Anthropic) (its answer was obtained outside generate_policy.py and read from answer1.md).
+# Prompt: round1_prompt.md; raw response: round1_candidate1.response.md; details: round1_candidate1.json
 
-A relay oscillator on the difference of the two thigh angles decides which leg swings: the rear
-leg swings until it is ahead of the other by SWITCH rad, then the legs swap roles; in between,
-the sign of the thigh velocity difference keeps the current step going. The swing leg is driven
-to a landing angle that reaches further forward the faster the walker moves (speed feedback),
-with the knee bent while it is behind the other leg. The stance leg's hip is a PD controller on
-the torso angle (balance), its knee is held almost straight, and its ankle pushes off once the
-leg is behind the hip. The result is a fast alternating running gait with short flight phases.
-
-Measured with this project's evaluator over seeds 0-4, 1000-step episodes (mean +- std):
-    return            2785 +- 124
-    episode length    1000 +- 0
-    forward distance  14.30 +- 0.99 m   (torso x at the end minus at the start)
-    falls             0 / 5   (seeds 0-29: 1 fall out of 30; the least robust of the three)
-    mean |action|     0.54   (the hips often saturate, so actions switch sharply)
-Command: python generate_policy.py --env-id Walker2d-v4 --evaluate policies/walker2d.py --seed 0 --episodes 5 --no-video
-Written by hand in the way the prompts in prompts/ ask a language model to (named constants, a PD controller
-for balance, a rule for forward motion); the constants were tuned by a small evolution search on seeds 10-47.
-"""
 import numpy as np
-
-SWITCH = 0.4244            # thigh separation (rad) at which the legs swap roles
-# Stance leg
-TORSO_REF = -0.0968        # desired torso angle (rad, >0 leans forward)
-KP_TORSO, KD_TORSO = 5.9062, 0.7942
-KNEE_STANCE = -0.0476      # stance knee almost straight
-PUSH = -0.7117             # ankle push-off torque (toe down)
-PUSH_ANGLE = 0.1911        # push once the leg is this far behind vertical (rad)
-# Swing leg
-LAND_ANGLE = -0.3088       # leg angle from vertical at landing (rad, <0 = foot ahead)
-K_SPEED = 0.4156           # reach further forward when moving faster
-KP_SWING, KD_SWING = 4.9586, 0.2269
-KNEE_SWING = -0.5481       # swing knee bend while the leg is behind (ground clearance)
-FOOT_SWING = 0.5305        # toe raised during swing
-# Joint PD gains shared by both roles
-KP_KNEE, KD_KNEE = 3.0291, 0.3586
-KP_FOOT, KD_FOOT = 1.1655, 0.0617
-
-
-def leg_action(thigh, knee, foot, thigh_vel, knee_vel, foot_vel, swing, behind, torso_angle, torso_vel, vx):
-    """Hip, knee and ankle torques for one leg; joint angles follow the Gymnasium convention."""
-    leg_angle = torso_angle - thigh  # thigh angle from vertical (>0: foot behind the hip)
-    if swing:
-        target = torso_angle - (LAND_ANGLE - K_SPEED * vx)  # thigh angle that gives the landing angle
-        hip = KP_SWING * (target - thigh) - KD_SWING * thigh_vel
-        knee_target = KNEE_SWING if behind else 0.0
-        ankle = KP_FOOT * (FOOT_SWING - foot) - KD_FOOT * foot_vel
-    else:
-        hip = -KP_TORSO * (torso_angle - TORSO_REF) - KD_TORSO * torso_vel
-        knee_target = KNEE_STANCE
-        ankle = PUSH if leg_angle > PUSH_ANGLE else -KD_FOOT * foot_vel
-    knee_cmd = KP_KNEE * (knee_target - knee) - KD_KNEE * knee_vel
-    return [hip, knee_cmd, ankle]
+import math
 
 
 def policy(obs):
-    torso_angle, vx, torso_vel = obs[1], obs[8], obs[10]
-    # obs[2:5] right thigh/knee/foot angles, obs[5:8] left; obs[11:14] and obs[14:17] their velocities
-    gap = obs[2] - obs[5]          # >0: right leg ahead of the left
-    gap_vel = obs[11] - obs[14]
-    if gap > SWITCH:
-        right_swings = False       # right leg has landed in front: left leg swings next
-    elif gap < -SWITCH:
-        right_swings = True
-    else:
-        right_swings = gap_vel > 0.0  # keep swinging the leg that is moving forward
-    right = leg_action(obs[2], obs[3], obs[4], obs[11], obs[12], obs[13], right_swings, gap < 0.0,
-                       torso_angle, torso_vel, vx)
-    left = leg_action(obs[5], obs[6], obs[7], obs[14], obs[15], obs[16], not right_swings, gap > 0.0,
-                      torso_angle, torso_vel, vx)
-    return np.clip(np.array(right + left), -1.0, 1.0)
+    o = np.asarray(obs, dtype=np.float64).ravel()
+    z, r = float(o[0]), float(o[1])          # torso height, torso pitch (+ = leaning forward)
+    vx, dr = float(o[8]), float(o[10])        # torso x-velocity, pitch rate
+
+    # ---------- forward kinematics of one leg (0 = right, 1 = left) ----------
+    def leg(i):
+        qh, qk, qa = float(o[2 + 3 * i]), float(o[3 + 3 * i]), float(o[4 + 3 * i])
+        dqh, dqk, dqa = float(o[11 + 3 * i]), float(o[12 + 3 * i]), float(o[13 + 3 * i])
+        phi = qh - r                 # thigh angle from vertical, + = forward (world)
+        psi = qh + qk - r            # shank angle, + = ankle ahead of knee
+        gam = qh + qk + qa - r       # foot pitch, + = toes up
+        hx, hz = -0.2 * math.sin(r), -0.2 * math.cos(r)            # hip rel. torso centre
+        kx, kz = hx + 0.45 * math.sin(phi), hz - 0.45 * math.cos(phi)  # knee
+        ax, az = kx + 0.5 * math.sin(psi), kz - 0.5 * math.cos(psi)    # ankle
+        tz = az + 0.2 * math.sin(gam)                              # toe
+        low = z + min(az, tz) - 0.06                               # lowest point of foot
+        return {
+            "qk": qk, "dqk": dqk,
+            "phi": phi, "dphi": dqh - dr,
+            "gam": gam, "dgam": dqh + dqk + dqa - dr,
+            "ax": ax, "low": low,
+        }
+
+    legs = [leg(0), leg(1)]
+
+    # ---------- stance / swing decision (stateless) ----------
+    CONTACT = 0.025
+    c0 = legs[0]["low"] < CONTACT
+    c1 = legs[1]["low"] < CONTACT
+    if c0 and not c1:
+        st = 0
+    elif c1 and not c0:
+        st = 1
+    else:  # double support or flight: the front leg is the stance leg
+        st = 0 if legs[0]["ax"] >= legs[1]["ax"] else 1
+    sw = 1 - st
+    S, W = legs[st], legs[sw]
+
+    # ---------- high-level targets ----------
+    v = vx - 0.2 * math.cos(r) * dr          # forward velocity of the hip
+    V_DES = 0.8
+    # lean back (needed because the hip cannot flex past the torso axis), more when fast
+    r_des = float(np.clip(-0.25 - 0.35 * (v - V_DES), -0.5, -0.15))
+    # foot placement (world thigh angle of swing leg), capture-point style
+    phi_t = float(np.clip(0.45 * v - 0.2, -0.3, 0.45))
+    # hip range is q <= 0  ->  phi <= -r ; do not push into the joint stop
+    phi_reach = min(phi_t, -r - 0.02)
+
+    # ---------- swing leg ----------
+    a_sw_h = float(np.clip(2.0 * (phi_reach - W["phi"]) - 0.2 * W["dphi"], -0.8, 0.8))
+    s = float(np.clip((phi_reach - W["phi"] - 0.05) / 0.25, 0.0, 1.0))
+    knee_t = -0.05 - 1.0 * s                  # bent early in swing, straight before landing
+    a_sw_k = 1.5 * (knee_t - W["qk"]) - 0.1 * W["dqk"]
+    a_sw_a = float(np.clip(0.4 * (0.05 - W["gam"]) - 0.03 * W["dgam"], -0.4, 0.4))
+
+    # ---------- stance leg ----------
+    T = -2.0 * (r - r_des) - 0.2 * dr         # torque wanted on the torso (+ = pitch forward)
+    a_st_h = T - a_sw_h                       # hips' reactions on torso sum to T
+    a_st_k = 3.0 * (-0.1 - S["qk"]) - 0.2 * S["dqk"] + 2.0 * max(0.0, 1.10 - z)
+    a_st_a = float(np.clip(0.3 * (0.0 - S["gam"]) - 0.02 * S["dgam"]
+                           + 0.4 * (V_DES - v), -0.35, 0.12))
+
+    act = np.zeros(6)
+    act[3 * st:3 * st + 3] = [a_st_h, a_st_k, a_st_a]
+    act[3 * sw:3 * sw + 3] = [a_sw_h, a_sw_k, a_sw_a]
+    return np.clip(act, -1.0, 1.0)
