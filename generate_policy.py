@@ -8,20 +8,24 @@
 #   1. fill a prompt template from prompts/ with the env's own documentation and XML (from Gymnasium's files)
 #   2. ask the model once per candidate; save each code file, raw response and prompt as soon as it arrives
 #   3. refuse code that fails the checks in camel_guide.py (the same ones camel_td3.py applies)
-#   4. run each candidate for several episodes with evaluate_policy.py (a child process with a wall-clock
-#      timeout, rendering a video)
-#   5. rank by evaluate_policy.py's score, write report.md / report.json, optionally copy the best (--select best)
+#   4. run each candidate for several episodes, as evaluate_policy.py does (camel_eval.py: a child process with a
+#      wall-clock timeout, rendering a video)
+#   5. rank by camel_eval.py's score, write report.md / report.json, optionally copy the best (--select best)
 #   6. beyond the paper: --iterations K sends the best candidate and its measurements back for a better version
+#   7. beyond the paper: --judge-model, a multimodal model shown frames of each video, gives a verdict (walks
+#      forward, stands still, falls, ...) that the report shows beside the score; the ranking stays the score's
 #
 # Usage:
 #   export GEMINI_API_KEY=...        # or GOOGLE_API_KEY
 #   python generate_policy.py --env-id Hopper-v4 --num-candidates 5 --output-dir policies/candidates/hopper
 #   python generate_policy.py --env-id Hopper-v4 --base-url http://localhost:11434/v1 --model qwen2.5-coder:32b
 #   python generate_policy.py --env-id Hopper-v4 --print-prompt                          # no model called
+#   python generate_policy.py --env-id Hopper-v4 --judge-model gemini-2.5-flash         # with a judge of the videos
 #   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py                     # score any policy file
 #
-# Evaluation, the score and the ranking live in evaluate_policy.py (its header explains the score); this script
-# asks, checks, and hands each candidate to it. `--evaluate FILE...` is kept as an alias of evaluate_policy.py.
+# Evaluation, the score, the ranking and the report live in camel_eval.py (its header explains the score), the
+# model backends in camel_llm.py, the judge in camel_judge.py; this script asks, checks, and hands each candidate
+# to them. `--evaluate FILE...` is kept as an alias of `python evaluate_policy.py FILE...`.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.
 import ast
@@ -31,11 +35,10 @@ import inspect
 import json
 import os
 import re
-import socket
 import string
+import subprocess
 import sys
 import time
-import urllib.parse
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,22 +48,26 @@ import gymnasium as gym
 import numpy as np
 import tyro
 
-import evaluate_policy
+from camel_eval import (
+    SCORE_RULE, PolicyResult, Progress, UsageError, best_of, evaluate_all, make_env, now, one_line, rank, report, results_table,
+    writable, write_text,
+)  # fmt: skip
 from camel_guide import GuideError, read_and_check
-from evaluate_policy import SCORE_RULE, PolicyResult, Progress, UsageError, best_of, make_env, now, one_line, rank, results_table, write_text
+from camel_judge import UNJUDGED, make_judge
+from camel_llm import DEFAULT_GEMINI_MODEL, ModelError, check_server_listens, gemini_backend, openai_backend
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
-DEFAULT_GEMINI_MODEL = "gemini-pro-latest"  # an alias that follows Google's current Pro model; the paper's gemini-exp-1206 is retired
+EVALUATE_POLICY = Path(__file__).resolve().parent / "evaluate_policy.py"  # what --evaluate runs
 
 
 @dataclass
 class Args:
     """Ask a language model for CAMEL guide policies `policy(obs)`, then check, evaluate, rank and select them.
-    Candidates are evaluated by evaluate_policy.py, each in its own child process with one BLAS thread
-    (OMP/MKL/OPENBLAS_NUM_THREADS=1), killed after --eval-timeout."""
+    Candidates are evaluated as evaluate_policy.py evaluates files, each in its own child process with one BLAS
+    thread (OMP/MKL/OPENBLAS_NUM_THREADS=1), killed after --eval-timeout."""
 
     env_id: str = "Hopper-v4"
     """the Gymnasium environment (its prompt is prompts/{env_id}.md if that exists, else prompts/generic.md)"""
@@ -80,9 +87,10 @@ class Args:
     max_output_tokens: Optional[int] = None
     """the most tokens one response may use, thinking included (if unset: the model's own limit)"""
     request_timeout: float = 600.0
-    """seconds one request may take (thinking models are slow)"""
+    """seconds one request may take (thinking models are slow), the judge's too"""
     request_attempts: int = 5
-    """tries per request when the server answers 408, 429 or 5xx or the connection fails, with exponential backoff"""
+    """tries per request when the server answers 408, 429 or 5xx or the connection fails, with exponential backoff
+    (the judge's too)"""
     iterations: int = 0
     """refinement rounds after the first: each sends the best candidate so far, with its measurements or error,
     back to the model and asks for improved versions (while no candidate has code, it asks afresh)"""
@@ -98,7 +106,7 @@ class Args:
     the first round with no answer files has its prompt written to --output-dir and printed: ask it the same way,
     then run again with those answers added (into a new --output-dir)"""
 
-    # evaluation (by evaluate_policy.py)
+    # evaluation (as evaluate_policy.py does it)
     evaluate: tuple[str, ...] = ()
     """score these policy files and ask no model: an alias of `python evaluate_policy.py FILE...`, kept for older
     commands (with --output-dir, its report.md, report.json and videos go there)"""
@@ -113,6 +121,18 @@ class Args:
     eval_timeout: float = 300.0
     """wall-clock seconds one candidate's evaluation (all its episodes and its video) may take"""
 
+    # beyond the paper: a multimodal model looks at the videos
+    judge_model: Optional[str] = None
+    """a multimodal model that looks at --judge-frames frames of each candidate's video and gives a verdict
+    (walks_forward, stands_still, falls, moves_backward, other) with a one-sentence reason, shown in the report
+    beside the numbers. The ranking (and --select best) stays the score's: the verdict never changes it. Gemini
+    unless --judge-base-url is given"""
+    judge_base_url: Optional[str] = None
+    """ask the judge on an OpenAI-compatible server with image input instead of Gemini, e.g. http://localhost:11434/v1
+    (its key, if any, from OPENAI_API_KEY)"""
+    judge_frames: int = 6
+    """frames of each video, evenly spaced from the first to the last, that the judge sees"""
+
     # selection
     select: Optional[Literal["best"]] = None
     """`best`: copy the top-ranked candidate to --policy-path (without it, the report names the best and you choose)"""
@@ -122,17 +142,9 @@ class Args:
 
 @dataclass
 class Candidate(PolicyResult):
-    """One generated guide (named round{r}_candidate{i}): evaluate_policy's record of it, and the round it came from."""
+    """One generated guide (named round{r}_candidate{i}): camel_eval's record of it, and the round it came from."""
 
     round: int = 1  # 1 for the first generation, 2.. for refinements
-
-
-class ModelError(Exception):
-    """A request that still failed after its retries, or a response without text. The message is one line."""
-
-    def __init__(self, message, details=None):
-        super().__init__(message)
-        self.details = details or {}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -196,86 +208,6 @@ def build_prompt(env, template=None):
     if xml_path:
         values["mujoco_xml"] = Path(xml_path).read_text(encoding="utf-8").strip()
     return fill_template(template, values), Path(template)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The language model: one function `ask(prompt) -> (text, details)` per backend, one request per candidate
-# ---------------------------------------------------------------------------------------------------------
-def gemini_backend(model, temperature=None, max_output_tokens=None, timeout=600.0, attempts=5, http_client=None):
-    """Gemini through google-genai. `http_client` (an httpx2.Client) is for tests, which pass a mock transport."""
-    from google import genai  # imported here: slow to import, and not needed to evaluate or print prompts
-    from google.genai import errors, types
-
-    api_key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")  # the SDK's order when both are set
-    if not api_key:
-        raise UsageError("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
-                         "or use --base-url and --model for an OpenAI-compatible server")
-    http_options = types.HttpOptions(
-        timeout=int(timeout * 1000),  # milliseconds
-        retry_options=types.HttpRetryOptions(attempts=attempts, http_status_codes=[408, 429, 500, 502, 503, 504]),
-        httpx_client=http_client,
-    )
-    client = genai.Client(api_key=api_key, http_options=http_options)
-    # newer Gemini models reject candidate_count > 1, hence one request per candidate
-    config = types.GenerateContentConfig(temperature=temperature, max_output_tokens=max_output_tokens)
-
-    def ask(prompt):
-        try:
-            response = client.models.generate_content(model=model, contents=prompt, config=config)
-        except errors.APIError as e:
-            raise ModelError(f"Gemini answered {e.code} {e.status or ''}: {one_line(e.message)}") from None
-        except Exception as e:  # connection errors and timeouts, once the retries are spent
-            raise ModelError(f"no answer from Gemini: {type(e).__name__}: {one_line(e)}") from None
-        first = response.candidates[0] if response.candidates else None
-        reason = getattr(first.finish_reason, "value", first.finish_reason) if first else None
-        usage = response.usage_metadata.model_dump(mode="json", exclude_none=True) if response.usage_metadata else None
-        details = {"model_version": response.model_version, "finish_reason": reason, "usage": usage}
-        if not response.text:  # thinking models can spend the whole token budget before writing anything
-            blocked = response.prompt_feedback.block_reason if response.prompt_feedback else None
-            why = f"prompt blocked: {getattr(blocked, 'value', blocked)}" if blocked else f"finish reason {reason}"
-            raise ModelError(f"the response has no text ({why}; if MAX_TOKENS, raise --max-output-tokens)", details)
-        return response.text, details
-
-    return ask
-
-
-def check_server_listens(base_url, timeout=5.0):
-    """Fail at once, not after every retry, when nothing listens at --base-url (a local server not started yet)."""
-    url = urllib.parse.urlsplit(base_url)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        raise UsageError(f"--base-url {base_url}: expected an http:// or https:// address, e.g. http://localhost:11434/v1")
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        socket.create_connection((url.hostname, port), timeout=timeout).close()
-    except ConnectionRefusedError:
-        raise UsageError(f"--base-url {base_url}: connection refused: is the server at {base_url} running?") from None
-    except OSError as e:  # unknown host, unreachable network, timeout
-        raise UsageError(f"--base-url {base_url}: cannot connect ({one_line(e.strerror or e)}): is the server at {base_url} running?") from None
-
-
-def openai_backend(base_url, model, temperature=None, max_output_tokens=None, timeout=600.0, attempts=5):
-    """Any OpenAI-compatible chat server: Ollama, vLLM, llama.cpp, or OpenAI itself."""
-    import openai
-
-    api_key = os.environ.get("OPENAI_API_KEY") or "unused"  # local servers ignore it, the SDK insists on one
-    client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=attempts - 1)
-    options = {k: v for k, v in [("temperature", temperature), ("max_tokens", max_output_tokens)] if v is not None}
-
-    def ask(prompt):
-        try:
-            response = client.chat.completions.create(model=model, messages=[{"role": "user", "content": prompt}], **options)
-        except openai.APIStatusError as e:
-            raise ModelError(f"{base_url} answered {e.status_code}: {one_line(e.message)}") from None
-        except openai.APIError as e:  # connection errors and timeouts, once the retries are spent
-            raise ModelError(f"no answer from {base_url}: {type(e).__name__}: {one_line(e)}") from None
-        first = response.choices[0] if response.choices else None
-        usage = response.usage.model_dump(mode="json", exclude_none=True) if response.usage else None
-        details = {"model_version": response.model, "finish_reason": first.finish_reason if first else None, "usage": usage}
-        if not first or not first.message.content:
-            raise ModelError(f"the response has no text (finish reason {details['finish_reason']})", details)
-        return first.message.content, details
-
-    return ask
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -401,10 +333,10 @@ def write_provenance(out, info, round_no, prompt_file):
 
 
 def write_report(out, candidates, info):
-    """Write report.md and report.json in evaluate_policy's format (after every evaluation, so an interrupted run
+    """Write report.md and report.json in evaluate_policy.py's format (after every evaluation, so an interrupted run
     keeps its report). Returns the ranking."""
     ranked = rank(candidates)
-    markdown, data = evaluate_policy.report(ranked, info, out)
+    markdown, data = report(ranked, info, out)
     write_json(out / "report.json", data)
     write_text(out / "report.md", markdown)
     return ranked
@@ -428,6 +360,8 @@ def describe_results(candidate, max_episode_steps):
         ]
         if candidate.forward_distance is not None:
             lines.append(f"- forward distance {candidate.forward_distance:.2f} m (torso x position at the end minus at the start)")
+        if candidate.verdict and candidate.verdict != UNJUDGED:
+            lines.append(f"- a viewer shown frames of its first episode's video said: {candidate.verdict} ({candidate.verdict_reason})")
         lines.append("Per episode:")
     for k, e in enumerate(candidate.episodes, 1):
         forward = f", forward {e['forward_distance']:.2f} m" if e["forward_distance"] is not None else ""
@@ -478,12 +412,21 @@ def evaluate_files(args):
     out = Path(args.output_dir) if args.output_dir else None
     if out is not None:
         refuse_earlier_results(out)
-    status = evaluate_policy.main(evaluate_policy.Args(
-        policies=args.evaluate, env_id=args.env_id, episodes=args.episodes, seed=args.seed, max_episode_steps=args.max_episode_steps,
-        video=args.video, video_dir=out and str(out), eval_timeout=args.eval_timeout,
-        json=out and str(out / "report.json"), markdown=out and str(out / "report.md")))  # fmt: skip
-    print(f"note: --evaluate runs evaluate_policy.py; next time: python evaluate_policy.py --env-id {args.env_id} "
-          f"{' '.join(args.evaluate)}", file=sys.stderr)  # fmt: skip
+    flags = ["--env-id", args.env_id, "--episodes", str(args.episodes), "--seed", str(args.seed), "--eval-timeout", str(args.eval_timeout)]
+    flags += ["--max-episode-steps", str(args.max_episode_steps)] if args.max_episode_steps is not None else []
+    flags += [] if args.video else ["--no-video"]
+    flags += ["--video-dir", str(out), "--json", str(out / "report.json"), "--markdown", str(out / "report.md")] if out else []
+    for flag, value in [("--judge-model", args.judge_model), ("--judge-base-url", args.judge_base_url)]:
+        flags += [flag, value] if value else []
+    flags += ["--judge-frames", str(args.judge_frames)] if args.judge_model else []
+    sys.stdout.flush()
+    try:
+        status = subprocess.run([sys.executable, str(EVALUATE_POLICY), *flags, *args.evaluate]).returncode
+    except KeyboardInterrupt:  # evaluate_policy.py has said so itself
+        return 130
+    if status in (0, 1):  # 2: evaluate_policy.py has printed the mistake
+        print(f"note: --evaluate runs evaluate_policy.py; next time: python evaluate_policy.py --env-id {args.env_id} "
+              f"{' '.join(args.evaluate)}", file=sys.stderr)  # fmt: skip
     return status
 
 
@@ -525,11 +468,15 @@ def main(args, ask=None):
     else:
         model, backend = args.model or DEFAULT_GEMINI_MODEL, "Gemini API"
         ask = ask or gemini_backend(model, args.temperature, args.max_output_tokens, args.request_timeout, args.request_attempts)
+    judge = None  # beyond the paper: a multimodal model's verdict on each video, beside the score
+    if args.judge_model or args.judge_base_url:
+        judge = make_judge(args.judge_model, args.judge_base_url, args.env_id, max_steps, args.judge_frames, video=args.video,
+                           timeout=args.request_timeout, attempts=args.request_attempts)  # fmt: skip
 
     # the output folder, and where --select best will write
     out = Path(args.output_dir or f"policies/candidates/{args.env_id}__{int(time.time())}")
     refuse_earlier_results(out)
-    evaluate_policy.writable(out, "--output-dir", folder=True)
+    writable(out, "--output-dir", folder=True)
     policy_path = Path(args.policy_path or out / "selected.py")
     if args.select:
         with contextlib.suppress(OSError):
@@ -538,7 +485,8 @@ def main(args, ask=None):
             raise UsageError(f"--policy-path {policy_path}: cannot write a file there")
     seeds = [args.seed + k for k in range(args.episodes)]
     info = {"env_id": args.env_id, "model": model, "backend": backend, "started": now(), "prompt_template": os.path.relpath(template),
-            "episodes_per_candidate": args.episodes, "seeds": f"{seeds[0]}..{seeds[-1]}", "max_episode_steps": max_steps}  # fmt: skip
+            "episodes_per_candidate": args.episodes, "seeds": f"{seeds[0]}..{seeds[-1]}", "max_episode_steps": max_steps,
+            "judge": judge and judge.description}  # fmt: skip
     provenance = {"env_id": args.env_id, "model": model, "backend": backend, "base_url": args.base_url,
                   "temperature": args.temperature, "max_output_tokens": args.max_output_tokens}  # fmt: skip
     candidates = []
@@ -576,9 +524,14 @@ def main(args, ask=None):
                     progress.update()
             write_report(out, candidates, info)
 
-            # evaluate: evaluate_policy.py runs each candidate that passed the checks, the report is rewritten after each
-            evaluate_policy.evaluate_all(new, args.env_id, seeds, args.max_episode_steps, out if args.video else None, args.eval_timeout,
-                                         after_each=lambda _: write_report(out, candidates, info))  # fmt: skip
+            # evaluate: each candidate that passed the checks runs in its own child; the judge (if any) looks at its
+            # video; the report is rewritten after each
+            def after_each(candidate):
+                if judge is not None:
+                    judge.look(candidate)
+                write_report(out, candidates, info)
+
+            evaluate_all(new, args.env_id, seeds, args.max_episode_steps, out if args.video else None, args.eval_timeout, after_each)
     except KeyboardInterrupt:
         for c in candidates:
             if c.error is None and c.score is None:
@@ -614,7 +567,7 @@ def main(args, ask=None):
 if __name__ == "__main__":
     try:
         status = main(tyro.cli(Args))
-    except UsageError as e:  # ours and evaluate_policy.py's (--evaluate)
+    except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         status = 2
     sys.exit(status)

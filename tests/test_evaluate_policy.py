@@ -1,5 +1,7 @@
-"""Specification of evaluate_policy.py: episodes and their metrics, the child process and its timeout, the score and
-the ranking, videos, the JSON and Markdown reports, and the command line's answers to mistakes."""
+"""Specification of evaluation (camel_eval.py, and evaluate_policy.py, its command line): episodes and their metrics,
+the child process and its timeout, the score and the ranking, videos, the JSON and Markdown reports, trained agents
+(.cleanrl_model) measured and ranked beside guides, and the command line's answers to mistakes. The judge of the
+videos is specified in test_camel_judge.py."""
 
 import dataclasses
 import json
@@ -15,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import camel_eval as ev
 import evaluate_policy as ep
 
 ROOT = Path(ep.__file__).resolve().parent
@@ -58,7 +61,7 @@ def run_cli(*args, cwd):
 # ---------------------------------------------------------------------------------------------------------
 def test_episode_metrics_match_a_hand_rollout_of_a_known_policy(tmp_path):
     path = write(tmp_path, "constant", CONSTANT)
-    result = ep.run_episodes(path, "Hopper-v4", seeds=[3, 4], max_episode_steps=40)
+    result = ev.run_episodes(path, "Hopper-v4", seeds=[3, 4], max_episode_steps=40)
     assert result["error"] is None and len(result["episodes"]) == 2 and result["max_episode_steps"] == 40
     env = gym.make("Hopper-v4", max_episode_steps=40)
     for episode, seed in zip(result["episodes"], [3, 4]):
@@ -78,14 +81,14 @@ def test_episode_metrics_match_a_hand_rollout_of_a_known_policy(tmp_path):
 def test_actions_are_read_normalised_and_mapped_to_the_envs_units(tmp_path):
     # Pendulum's torque lies in [-2, 2]: the guide's 0.5 is a torque of 1.0; and it has no forward position
     path = write(tmp_path, "push", "import numpy as np\n\ndef policy(obs):\n    return np.array([0.5])\n")
-    result = ep.run_episodes(path, "Pendulum-v1", seeds=[0], max_episode_steps=20)
+    result = ev.run_episodes(path, "Pendulum-v1", seeds=[0], max_episode_steps=20)
     env = gym.make("Pendulum-v1", max_episode_steps=20)
     env.reset(seed=0)
     total = sum(env.step(np.array([1.0], dtype=np.float32))[1] for _ in range(20))
     (episode,) = result["episodes"]
     assert episode["return"] == pytest.approx(total) and episode["forward_distance"] is None
-    summary = ep.PolicyResult(name="push", episodes=result["episodes"])
-    ep.summarize(summary, 20)
+    summary = ev.PolicyResult(name="push", episodes=result["episodes"])
+    ev.summarize(summary, 20)
     assert summary.score == pytest.approx(total)  # scored by return where there is no forward position
 
 
@@ -94,7 +97,7 @@ def test_actions_are_read_normalised_and_mapped_to_the_envs_units(tmp_path):
 # ---------------------------------------------------------------------------------------------------------
 def test_evaluation_child_runs_with_one_blas_thread(tmp_path):
     lines = []
-    code, timed_out, _ = ep.run_child([sys.executable, "-c", "import os; print(os.environ['OMP_NUM_THREADS'], os.environ['OPENBLAS_NUM_THREADS'])"],
+    code, timed_out, _ = ev.run_child([sys.executable, "-c", "import os; print(os.environ['OMP_NUM_THREADS'], os.environ['OPENBLAS_NUM_THREADS'])"],
                                       tmp_path, timeout=60, on_line=lines.append)  # fmt: skip
     assert code == 0 and not timed_out and lines == ["1 1\n"]
 
@@ -105,7 +108,7 @@ def test_a_child_that_hangs_is_killed_with_everything_it_started(tmp_path):
               "print(child.pid, flush=True)\n"
               "time.sleep(60)\n")  # fmt: skip
     lines = []
-    code, timed_out, _ = ep.run_child([sys.executable, "-c", script], tmp_path, timeout=2.0, on_line=lines.append)
+    code, timed_out, _ = ev.run_child([sys.executable, "-c", script], tmp_path, timeout=2.0, on_line=lines.append)
     assert timed_out and code != 0
     grandchild = Path(f"/proc/{int(lines[0])}/stat")
     for _ in range(50):  # SIGKILL is delivered asynchronously
@@ -129,10 +132,10 @@ def test_a_policy_that_hangs_is_reported_and_the_others_are_still_evaluated(tmp_
 # Score and ranking
 # ---------------------------------------------------------------------------------------------------------
 def evaluated(name, distances, lengths, returns, max_episode_steps=1000):
-    result = ep.PolicyResult(name=name, path=f"{name}.py")
+    result = ev.PolicyResult(name=name, path=f"{name}.py")
     result.episodes = [{"seed": i, "return": r, "length": n, "fell": n < max_episode_steps, "forward_distance": d, "mean_abs_action": 0.3}
                        for i, (d, n, r) in enumerate(zip(distances, lengths, returns))]  # fmt: skip
-    ep.summarize(result, max_episode_steps)
+    ev.summarize(result, max_episode_steps)
     return result
 
 
@@ -152,13 +155,13 @@ def test_ranking_prefers_progress_over_standing_still_and_puts_failures_last():
     still_but_shorter = evaluated("still_but_shorter", [0.0, 0.03], [500, 500], [500.0, 500.0])  # about 0: by return
     drifts_back_a_little = evaluated("drifts_back_a_little", [-0.1, -0.1], [800, 800], [150.0, 150.0])  # -0.08 counts as 0
     falls_at_once = evaluated("falls_at_once", [-0.01, -0.01], [20, 20], [19.0, 19.0])
-    crashed = ep.PolicyResult(name="crashed", path="crashed.py", error="policy(obs) raised ZeroDivisionError")
-    no_code = ep.PolicyResult(name="no_code", error="the response has no complete ```python block")
-    ranked = ep.rank([crashed, falls_at_once, stands, lunges, backwards, no_code, hops, drifts_back_a_little, still_but_shorter])
+    crashed = ev.PolicyResult(name="crashed", path="crashed.py", error="policy(obs) raised ZeroDivisionError")
+    no_code = ev.PolicyResult(name="no_code", error="the response has no complete ```python block")
+    ranked = ev.rank([crashed, falls_at_once, stands, lunges, backwards, no_code, hops, drifts_back_a_little, still_but_shorter])
     assert [r.name for r in ranked] == ["hops", "lunges", "stands", "still_but_shorter", "drifts_back_a_little", "falls_at_once",
                                         "backwards", "crashed", "no_code"]  # fmt: skip
     assert hops.score == pytest.approx(1.8) and lunges.score == pytest.approx(0.15)
-    assert ep.best_of(ranked) is hops and ep.best_of([crashed, no_code]) is None
+    assert ev.best_of(ranked) is hops and ev.best_of([crashed, no_code]) is None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -182,7 +185,7 @@ def test_several_files_are_ranked_with_failures_last_and_their_reasons(evaluated
     report = json.loads((tmp / "reports" / "r.json").read_text())
     by_name = {c["name"]: c for c in report["candidates"]}
     assert status == 0 and report["best"] in ("forward", "still") and report["env_id"] == "Hopper-v4"
-    assert report["seeds"] == "1..2" and report["max_episode_steps"] == 25 and report["score_rule"] == ep.SCORE_RULE
+    assert report["seeds"] == "1..2" and report["max_episode_steps"] == 25 and report["score_rule"] == ev.SCORE_RULE
     assert "NaN" in by_name["nan"]["error"] and "IndexError" in by_name["raises"]["error"]
     assert by_name["hostile"]["error"].startswith("refused by the checks") and "subprocess" in by_name["hostile"]["error"]
     for name in ("forward", "still"):
@@ -214,6 +217,90 @@ def test_one_policy_that_fails_exits_1_with_its_reason(tmp_path, capsys):
     args = ep.Args(policies=(write(tmp_path, "nan", NAN),), episodes=1, max_episode_steps=5, video=False)
     assert ep.main(args) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: no policy passed evaluation: ")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Trained agents (.cleanrl_model) measured beside guides, in one table
+# ---------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def trained_agent(tmp_path_factory):
+    """A real small TD3 agent saved by `camel_td3.py --save-model` in CleanRL's format (300 steps: it acts, badly)."""
+    tmp = tmp_path_factory.mktemp("agent")
+    run = subprocess.run([sys.executable, str(ROOT / "camel_td3.py"), "--env-id", "Hopper-v4", "--total-timesteps", "300",
+                          "--learning-starts", "100", "--save-model", "--checkpoint-frequency", "0", "--eval-episodes", "1",
+                          "--torch-threads", "1", "--run-name", "small"], cwd=tmp, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    (model,) = (tmp / "runs" / "small").glob("*.cleanrl_model")
+    return model
+
+
+def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, trained_agent):
+    from camel_guide import expert_policy, to_env_units
+
+    guide = write(tmp_path, "still", STILL)
+    (tmp_path / "reports").mkdir()
+    run = run_cli("--env-id", "Hopper-v4", guide, str(trained_agent), "--episodes", "2", "--max-episode-steps", "40",
+                  "--video-dir", "videos", "--json", "reports/r.json", "--markdown", "reports/r.md", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads((tmp_path / "reports" / "r.json").read_text())
+    by_name = {c["name"]: c for c in report["candidates"]}
+    assert set(by_name) == {"still", "camel_td3"} and by_name["still"]["kind"] == "guide"
+    agent = by_name["camel_td3"]
+    assert agent["kind"] == "agent" and agent["error"] is None and [e["seed"] for e in agent["episodes"]] == [1, 2]
+
+    # the same numbers as the agent's deterministic actor run by hand, unmasked, from the same seeds
+    env = gym.make("Hopper-v4", max_episode_steps=40)
+    act = expert_policy(str(trained_agent), env)
+    for episode, seed in zip(agent["episodes"], [1, 2]):
+        obs, _ = env.reset(seed=seed)
+        x_start, total, steps = env.unwrapped.data.qpos[0], 0.0, 0
+        while True:
+            obs, reward, terminated, truncated, _ = env.step(to_env_units(act(obs), env.action_space))
+            total, steps = total + reward, steps + 1
+            if terminated or truncated:
+                break
+        assert episode["return"] == pytest.approx(total) and episode["length"] == steps and episode["fell"] == terminated
+        assert episode["forward_distance"] == pytest.approx(env.unwrapped.data.qpos[0] - x_start)
+    assert agent["score"] == pytest.approx(np.mean([e["forward_distance"] * e["length"] / 40 for e in agent["episodes"]]))
+
+    # one table, both ranked, each with its video
+    markdown = (tmp_path / "reports" / "r.md").read_text()
+    assert markdown.startswith("# Guide policies and trained agents for Hopper-v4")
+    rows = [line for line in markdown.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
+    assert sorted(row.split("|")[2].strip().split("]")[0][1:] for row in rows) == ["camel_td3", "still"]
+    assert f"[camel_td3]({Path(os.path.relpath(trained_agent, tmp_path / 'reports')).as_posix()})" in markdown
+    assert "[mp4](../videos/camel_td3.mp4)" in markdown and (tmp_path / "videos" / "camel_td3.mp4").stat().st_size > 1000
+    assert "camel_td3" in run.stdout and "still" in run.stdout
+
+
+def test_a_ranked_agent_is_trained_with_as_the_expert_guide():
+    agent = ev.PolicyResult(name="td3", path="runs/x/td3.cleanrl_model", kind="agent", episodes=[{"seed": 1, "return": 900.0, "length": 1000,
+                            "fell": False, "forward_distance": 3.0, "mean_abs_action": 0.4}])  # fmt: skip
+    ev.summarize(agent, 1000)
+    markdown, data = ev.report([agent], {"env_id": "Hopper-v4"})
+    assert data["best"] == "td3" and data["candidates"][0]["kind"] == "agent"
+    assert "`python camel_td3.py --env-id Hopper-v4 --expert-model runs/x/td3.cleanrl_model`" in markdown
+
+
+@pytest.mark.parametrize("case, message", [
+    ("another_env", "its actor takes 11 inputs and gives 3 actions, but Walker2d-v4 has 17 observations and 6 actions; was it trained on another env?"),
+    ("text", "not a CleanRL-format model"),
+    ("not_cleanrl", "not a CleanRL-format model"),
+])  # fmt: skip
+def test_a_model_file_that_is_not_a_cleanrl_agent_for_this_env_is_one_error_line(tmp_path, trained_agent, case, message):
+    import torch
+
+    model, env_id = tmp_path / f"{case}.cleanrl_model", "Hopper-v4"
+    if case == "another_env":
+        model, env_id = trained_agent, "Walker2d-v4"
+    elif case == "text":
+        model.write_text("import numpy as np\n\ndef policy(obs):\n    return np.zeros(3)\n")  # a guide under a model's name
+    else:
+        torch.save({"actor": {"fc1.weight": torch.zeros(2, 2)}}, model)
+    run = run_cli("--env-id", env_id, str(model), "--video-dir", "videos", cwd=tmp_path)
+    lines = run.stderr.splitlines()
+    assert run.returncode == 2 and run.stdout == "" and lines == [lines[0]] and lines[0].startswith(f"error: {model}: ")
+    assert message in lines[0] and "Traceback" not in run.stderr and not (tmp_path / "videos").exists()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -250,13 +337,13 @@ def test_command_line_on_a_bad_file_gives_one_error_line_and_exit_2(tmp_path, na
 ])  # fmt: skip
 def test_bad_settings_are_one_usage_error_before_anything_is_written(tmp_path, overrides, message):
     args = ep.Args(policies=(write(tmp_path, "still", STILL),), video_dir=str(tmp_path / "videos"), json=str(tmp_path / "r.json"))
-    with pytest.raises(ep.UsageError, match=message):
+    with pytest.raises(ev.UsageError, match=message):
         ep.main(dataclasses.replace(args, **overrides))
     assert not (tmp_path / "videos").exists() and not (tmp_path / "r.json").exists()
 
 
 def test_progress_draws_no_bar_where_stderr_is_not_a_terminal(capsys):
-    with ep.Progress(3, "evaluating", "episode", every=0) as progress:
+    with ev.Progress(3, "evaluating", "episode", every=0) as progress:
         progress.set_postfix("still")
         progress.update()
         progress.write("still: score 0.00")

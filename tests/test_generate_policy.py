@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 import generate_policy as gp
+from fake_judge import FakeJudgeServer, verdict_answer
 from local_server import LocalServer, QuietHandler
 
 ROOT = Path(gp.__file__).resolve().parent
@@ -218,7 +219,6 @@ def test_missing_api_key_is_one_line_without_traceback(tmp_path):
 @pytest.mark.parametrize("overrides, message", [
     ({"env_id": "NoSuchEnv-v0"}, "--env-id NoSuchEnv-v0"),
     ({"env_id": "CartPole-v1"}, "Discrete action space"),
-    ({"evaluate": ("missing.py",)}, "missing.py: no such policy file"),
     ({"evaluate": ("x.py",), "select": "best"}, "cannot go with it"),
     ({"base_url": "http://127.0.0.1:1/v1"}, "--base-url needs --model"),
     ({"policy_path": "x.py"}, "add --select best"),
@@ -254,6 +254,12 @@ def test_evaluate_alias_scores_files_with_evaluate_policy_and_writes_the_report_
     assert report["best"] == "still" and [c["name"] for c in report["candidates"]] == ["still", "nan"]
     assert (tmp_path / "out" / "report.md").exists()
     assert "python evaluate_policy.py --env-id Hopper-v4" in capsys.readouterr().err
+
+
+def test_evaluate_alias_answers_a_mistake_as_evaluate_policy_does(tmp_path):
+    run = run_generate("--evaluate", "missing.py", "--output-dir", str(tmp_path / "out"), timeout=60)
+    assert run.returncode == 2 and run.stderr.splitlines() == ["error: missing.py: no such policy file"]
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -484,3 +490,40 @@ def test_a_local_server_that_is_not_running_fails_at_once_with_what_to_check(tmp
     assert run.returncode == 2 and time.monotonic() - start < 15  # not ~35 s of retries
     assert run.stderr.strip() == f"error: --base-url {url}: connection refused: is the server at {url} running?"
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The multimodal judge (--judge-model): a verdict beside the score, never the ranking
+# ---------------------------------------------------------------------------------------------------------
+def test_judge_verdicts_stand_beside_the_scores_and_reach_the_refinement_prompt_but_never_choose(tmp_path):
+    answers = [tmp_path / "answer1.md", tmp_path / "answer2.md"]
+    answers[0].write_text(reply(FORWARD))
+    answers[1].write_text(reply(STILL))
+    # the judge's recorded verdicts, in evaluation order, each contradicting the numbers
+    server = FakeJudgeServer(verdict_answer("walks_forward", "It leans into a stride."), verdict_answer("falls", "It topples."))
+    out, chosen = tmp_path / "out", tmp_path / "chosen.py"
+    try:
+        run = run_generate("--env-id", "Hopper-v4", "--answers", *map(str, answers), "--model", "chat-model-x", "--iterations", "1",
+                           "--episodes", "1", "--max-episode-steps", "40", "--output-dir", str(out), "--select", "best",
+                           "--policy-path", str(chosen), "--judge-model", "llava:13b", "--judge-base-url", server.url)  # fmt: skip
+    finally:
+        server.close()
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert len(server.requests) == 2 and all(request["images"] for request in server.requests)
+
+    report = json.loads((out / "report.json").read_text())
+    verdicts = {c["name"]: (c["verdict"], c["verdict_reason"]) for c in report["candidates"]}
+    assert verdicts == {"round1_candidate1": ("walks_forward", "It leans into a stride."), "round1_candidate2": ("falls", "It topples.")}
+    assert "llava:13b" in report["judge"] and (out / "round1_candidate1.judge.json").exists()
+    header = next(line for line in (out / "report.md").read_text().splitlines() if line.startswith("| rank"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][-3:] == ["judge", "judge's reason", "error"]
+
+    # the ranking and --select best are the score's, whatever the judge said
+    unjudged = [gp.Candidate(**{**c, "verdict": None, "verdict_reason": None}) for c in report["candidates"]]
+    best = gp.best_of(gp.rank(unjudged))
+    assert report["best"] == best.name and [c["name"] for c in report["candidates"]] == [c.name for c in gp.rank(unjudged)]
+    assert chosen.read_text().endswith({"round1_candidate1": FORWARD, "round1_candidate2": STILL}[best.name])
+
+    # the next round's prompt tells the model what the judge saw in the best candidate's video
+    refine = (out / "round2_prompt.md").read_text()
+    assert f"said: {verdicts[best.name][0]} ({verdicts[best.name][1]})" in refine
