@@ -1,61 +1,92 @@
-"""Hand-coded hopping controller for Hopper-v4 (11-dim observation, 3-dim action).
-
-The knee is held straight and the hop comes from the ankle, which acts as a spring: when the torso
-is high the toe is raised, and as the torso sinks on landing the ankle torque turns negative and
-the toe pushes off, throwing the body up and forward. The push is stronger while the leg is
-swept back, so every hop drives +x. Contact is judged from the ankle height worked out from the
-joint angles. On the ground the hip is a PD controller on the torso angle (slight forward lean),
-and in the air it swings the leg to a landing angle that depends on forward speed.
-
-Measured with this project's evaluator over seeds 0-4, 1000-step episodes (mean +- std):
-    return            2542 +- 50
-    episode length    1000 +- 0
-    forward distance  12.35 +- 0.40 m   (torso x at the end minus at the start)
-    falls             0 / 5   (seeds 5-14: no falls either)
-    mean |action|     0.58
-Command: python generate_policy.py --env-id Hopper-v4 --evaluate policies/hopper.py --seed 0 --episodes 5 --no-video
-Written by hand in the way the prompts in prompts/ ask a language model to (named constants, a PD controller
-for balance, a rule for forward motion); the constants were tuned by a small evolution search on seeds 10-47.
-"""
-import math
+# LLM-WRITTEN GUIDE, the default for Hopper-v4: candidate round3_candidate1 of policies/llm/Hopper-v4/ (report.md
+# there), written by Claude (Anthropic) in one answer to the round-3 refinement prompt (round3_prompt.md: the task
+# prompt, the best round-1 candidate round1_candidate4 and its measurements). Ranked first of the 9 candidates
+# (score 0.98: return 829 +- 41, forward 1.53 m, but it falls in every episode, as every Hopper candidate did);
+# on 20 more episodes (seeds 100-119) it ties round1_candidate4 (score 0.86 against 0.87, return 764 +- 88 against
+# 751 +- 300, forward 1.50 m against 1.19 m) with a third of its spread, and its video shows it moving forward
+# before it falls where round1_candidate4's stands and falls; so the refined candidate. No Hopper candidate hops.
+# Only these comment lines were added: below them is policies/llm/Hopper-v4/round3_candidate1.py byte for byte (sha256 ae4590ecab2f16838a2b863b13756600192f9f9f86135c8b62c7699f1a01455d).
+# Guide policy candidate round3_candidate1 for Hopper-v4, written by Claude (Anthropic) (its answer was obtained outside generate_policy.py and read from round3_answer1.md).
+# Prompt: round3_prompt.md; raw response: round3_candidate1.response.md; details: round3_candidate1.json
 
 import numpy as np
-
-# Torso balance on the ground (hip torque)
-KP_TORSO, KD_TORSO = 4.8121, 1.0021
-TORSO_REF = 0.102          # desired torso angle (rad, >0 leans forward)
-K_THIGH = 0.9793           # weak spring pulling the thigh toward THIGH_REF
-THIGH_REF = -0.9096        # thigh angle the spring pulls toward (rad)
-# Leg placement in the air (hip torque)
-AIR_HEIGHT = 0.1468        # ankle higher than this (m) counts as airborne
-THIGH_AIR = -0.4519        # thigh angle to land with (rad)
-K_SPEED, V_REF = -0.1204, 1.6265  # landing angle changes with forward speed
-KP_AIR, KD_AIR = 3.5159, 0.47
-# Knee: constant torque keeps the leg straight (pressed against its limit)
-KNEE_HOLD = 0.9267
-# Ankle spring: toe up when the torso is high, push off when it is low
-K_FOOT_HEIGHT, HEIGHT_REF = 5.9405, 1.5656
-K_FOOT_THIGH = 3.1644      # push harder while the leg is swept back
-K_FOOT_ANGLE = -0.1638     # small damping-like term on the foot angle
-K_FOOT_TORSO_VEL = 0.2482  # less push while the torso pitches forward
-FOOT_BIAS = -0.0556
-
+import math
 
 def policy(obs):
-    z, torso_angle, thigh, knee, foot = obs[0:5]       # torso height, torso/joint angles
-    vx, torso_vel, thigh_vel = obs[5], obs[7], obs[8]  # forward speed, angular velocities
+    # ---------- observation ----------
+    z, th, qt, ql, qf = obs[0], obs[1], obs[2], obs[3], obs[4]
+    vx, vz, w, dqt, dql, dqf = obs[5], obs[6], obs[7], obs[8], obs[9], obs[10]
 
-    # Ankle height from forward kinematics (torso 0.2 m below centre, thigh 0.45 m, shin 0.5 m)
-    ankle_z = (z - 0.2 * math.cos(torso_angle) - 0.45 * math.cos(torso_angle - thigh)
-               - 0.5 * math.cos(torso_angle - thigh - knee))
+    # ---------- parameters ----------
+    v_des  = 0.7     # desired forward COM speed [m/s]
+    L_trig = 0.12    # COM ahead of ankle that triggers push-off [m]
+    L_nom  = 0.05
+    kv, kL = 0.35, 0.6
+    lean   = 0.04    # small forward torso lean: margin against backward spin
 
-    if ankle_z > AIR_HEIGHT:   # airborne: put the leg at its landing angle
-        thigh_target = THIGH_AIR + K_SPEED * (vx - V_REF)
-        hip = KP_AIR * (thigh_target - thigh) - KD_AIR * thigh_vel
-    else:                      # on the ground: PD balance of the torso
-        hip = (-KP_TORSO * (torso_angle - TORSO_REF) - KD_TORSO * torso_vel
-               - K_THIGH * (thigh - THIGH_REF))
+    # ---------- segment tilts (world, + = top towards +x) ----------
+    p1 = th - qt          # thigh
+    p2 = p1 - ql          # shank
+    p3 = p2 - qf          # foot (+ = toe down)
+    p1d = w - dqt
+    p2d = p1d - dql
+    p3d = p2d - dqf
 
-    ankle = (K_FOOT_HEIGHT * (z - HEIGHT_REF) + K_FOOT_THIGH * (thigh - THIGH_REF)
-             + K_FOOT_ANGLE * foot - K_FOOT_TORSO_VEL * torso_vel + FOOT_BIAS)
-    return np.clip(np.array([hip, KNEE_HOLD, ankle]), -1.0, 1.0)
+    s0, c0 = math.sin(th), math.cos(th)
+    s1, c1 = math.sin(p1), math.cos(p1)
+    s2, c2 = math.sin(p2), math.cos(p2)
+    s3, c3 = math.sin(p3), math.cos(p3)
+
+    # ---------- forward kinematics (relative to torso centre) ----------
+    hx, hz = -0.2 * s0, -0.2 * c0            # hip
+    kx, kz = hx - 0.45 * s1, hz - 0.45 * c1  # knee
+    ax, az = kx - 0.5 * s2, kz - 0.5 * c2    # ankle
+    hxd = -0.2 * c0 * w
+    kxd = hxd - 0.45 * c1 * p1d
+    axd = kxd - 0.5 * c2 * p2d
+
+    mT, mH, mL, mF = 3.665, 4.058, 2.781, 5.316
+    M = mT + mH + mL + mF
+    com_x = (mH * (hx - 0.225 * s1) + mL * (kx - 0.25 * s2)
+             + mF * (ax + 0.065 * c3)) / M
+    com_xd = (mH * (hxd - 0.225 * c1 * p1d) + mL * (kxd - 0.25 * c2 * p2d)
+              + mF * (axd - 0.065 * s3 * p3d)) / M
+    L = com_x - ax          # COM ahead of ankle
+    Ld = com_xd - axd       # its rate (= COM speed when the foot is planted)
+    Vc = vx + com_xd        # absolute COM forward speed
+
+    ankle_z = z + az
+    foot_low = min(ankle_z + 0.13 * s3, ankle_z - 0.26 * s3) - 0.06
+    contact = foot_low < 0.012
+
+    # ---------- hip: keep the torso slightly forward (never fight the hip limit) ----------
+    th_ref = max(min(lean, p1), -0.08)
+    a0 = 3.0 * (th_ref - th) - 0.3 * w
+
+    # ---------- knee: locked straight (rigid leg) ----------
+    a1 = 0.15 + 2.0 * (0.0 - ql) - 0.1 * dql
+
+    # ---------- ankle ----------
+    if contact:
+        # do not start a push (which adds backward spin) while already falling back
+        can_push = (th > -0.10) and (w > -0.8)
+        start_push = can_push and (L > L_trig) and (Ld > 0.05)
+        # continue only while the push is actually lifting the body / rolling the foot
+        keep_push = (0.05 < p3 < 0.6) and (th > -0.14) and ((vz > 0.05) or (p3d > 0.4))
+        if start_push or keep_push:
+            push = (0.32 + 0.8 * (L - L_trig) + 0.2 * (Ld - v_des)
+                    + 0.3 * th + 0.03 * w)
+            push = min(max(push, 0.26), 0.6)
+            a2 = -push                       # toe down: hop
+        else:
+            # centre-of-pressure balance / speed regulation on a flat foot
+            p_star = L + kv * (Vc - v_des) + kL * (L - L_nom)
+            p_star = min(max(p_star, -0.07), 0.21)
+            a2 = -0.776 * p_star + 0.017     # 0.776 = m*g/200
+            a2 += 0.3 * p3 - 0.02 * p3d      # keep the sole flat
+    else:
+        # flight: hold the foot flat to the ground for a flat landing
+        qf_ref = min(max(p2, -0.7), 0.7)
+        a2 = 1.5 * (qf_ref - qf) - 0.1 * dqf
+
+    return np.clip(np.array([a0, a1, a2], dtype=np.float64), -1.0, 1.0)
