@@ -8,6 +8,8 @@ then the settings where the run differs from today's defaults:
   sac_       trained by camel_sac.py (the sweep's TRAINER=sac); without it, camel_td3.py
   guide      baseline      no guide: TD3 (or SAC)
              camel         CAMEL with the default guide policies/{env}.py, written by a language model
+             camel_oneanswer  CAMEL with the best one-answer LLM candidate where the default guide is a refined
+                           one (Hopper-v4: policies/llm/Hopper-v4/round1_candidate4.py)
              camel_tuned   CAMEL with the hand-written, reward-tuned guide policies/tuned/{env}.py
              expert        expert masking (--expert-model)
              random        random masking (--random-guide)
@@ -35,6 +37,7 @@ GUIDE_LABELS = {
     "expert": "Expert masking",
     "random": "Random masking",
     "camel": "CAMEL, LLM-written guide",
+    "camel_oneanswer": "CAMEL, LLM-written guide (one answer)",
     "camel_tuned": "CAMEL, tuned guide",
     "standstill": "CAMEL, poor guide (stands still)",
     "lean": "CAMEL, poor guide (leans and falls)",
