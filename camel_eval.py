@@ -371,7 +371,8 @@ def evaluate_one(result, env_id, seeds, max_episode_steps=None, video_path=None,
         last_line = (stderr.strip().splitlines() or ["no output"])[-1]
         result.error = f"the evaluation process died (exit code {code}): {one_line(last_line)}"
     else:
-        result.error = outcome["error"]
+        # the child saw the file's absolute path; the report names it as the user gave it
+        result.error = outcome["error"] and outcome["error"].replace(job["policy"], str(result.path))
         result.episodes = outcome["episodes"]
         if outcome["video_error"]:
             result.warnings.append(f"warning: no video: {outcome['video_error']}")

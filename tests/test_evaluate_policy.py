@@ -351,3 +351,13 @@ def test_progress_draws_no_bar_where_stderr_is_not_a_terminal(capsys):
     out, err = capsys.readouterr()
     assert out == "still: score 0.00\n"
     assert err.splitlines() == ["evaluating: 1/3 episodes (still)", "evaluating: 3/3 episodes (still)"] and "\r" not in err
+
+
+def test_a_failure_names_the_policy_file_as_given_not_its_absolute_path(tmp_path):
+    (tmp_path / "guides").mkdir()
+    write(tmp_path / "guides", "raises", RAISES)
+    result = run_cli("--env-id", "Hopper-v4", "guides/raises.py", "--episodes", "1", "--max-episode-steps", "5", "--no-video",
+                     "--json", "r.json", cwd=tmp_path)  # fmt: skip
+    error = json.loads((tmp_path / "r.json").read_text())["candidates"][0]["error"]
+    assert error.startswith("guides/raises.py: policy(obs) raised IndexError") and str(tmp_path) not in error
+    assert result.returncode == 1
