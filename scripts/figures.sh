@@ -31,9 +31,9 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
 # baseline at its settings.
 
-# the headline at today's defaults (learning from 5k): TD3 against CAMEL with the tuned guide, and with the
-# LLM-written guide once its runs exist
-figure headline   "camel_tuned camel" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel
+# the headline at today's defaults (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on
+# Hopper-v4, whose default guide is a refined answer, with the best one-answer guide) and with the tuned guide
+figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned
 # the same learning from 25k, CleanRL's TD3 setting
 figure headline_25k "camel_tuned_ls25k" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_ls25k camel_tuned_ls25k \
                   --baseline baseline_ls25k
