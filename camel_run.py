@@ -52,23 +52,6 @@ def check_common_args(args, positive=()):
               "the actor stays as initialised", file=sys.stderr)  # fmt: skip
 
 
-def check_unmasked_gain_args(args):
-    """camel_td3.py's options that let the unmasked agent gain while masking is on: in range, and only with a guide
-    (without one nothing is masked and they would change nothing), as the ablations are treated above."""
-    problems = []
-    if not 0 <= args.actor_full_bounds_share <= 1:
-        problems.append(f"--actor-full-bounds-share must be in [0, 1], got {args.actor_full_bounds_share}")
-    if not args.distill_coef >= 0:
-        problems.append(f"--distill-coef cannot be negative, got {args.distill_coef}")
-    given = [flag for flag, on in [("--actor-full-bounds-share", args.actor_full_bounds_share), ("--target-full-bounds", args.target_full_bounds),
-                                   ("--distill-coef", args.distill_coef)] if on]  # fmt: skip
-    if given and not (args.llm_policy or args.expert_model or args.random_guide):
-        problems.append(f"{' and '.join(given)} {'act' if len(given) > 1 else 'acts'} only where masking was on and "
-                        f"{'need' if len(given) > 1 else 'needs'} a guide")  # fmt: skip
-    if problems:
-        raise SystemExit(f"error: {problems[0]}")
-
-
 def updates_happen(args):
     """Whether the loop reaches a gradient update: as in CleanRL, updates run at the steps after learning_starts,
     and the steps are 0 .. total_timesteps - 1."""

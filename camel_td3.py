@@ -5,7 +5,6 @@
 #   - action masking: with probability epsilon, the action is confined to [g(s) - w, g(s) + w]
 #   - masking-aware actor: the actor sees (obs, low, high) and maps its tanh output into the box
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide
-#   - optional, off as in the paper: training the unmasked agent while masking is on (actor_objective, td3_target)
 # Guides are loaded and checked in camel_guide.py; run bookkeeping (argument checks, checkpoints, resuming,
 # progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
 import logging
@@ -28,8 +27,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from camel_guide import GuideError, guide_file_record, action_scale_bias, full_bounds, make_guide, to_env_units, track_robot_camera
 from camel_run import (
-    Checkpoints, CompiledOrEager, Progress, StopRequest, check_common_args, check_new_run_dir, check_unmasked_gain_args,
-    checked_env, finish_run, resume_args, updates_happen,
+    Checkpoints, CompiledOrEager, Progress, StopRequest, check_common_args, check_new_run_dir, checked_env, finish_run,
+    resume_args, updates_happen,
 )  # fmt: skip
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
@@ -104,13 +103,6 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL: letting the unmasked agent (the one evaluated) gain while masking is on; each off by default, as in the paper
-    actor_full_bounds_share: float = 0.0
-    """share P of each batch on which the actor is also trained under the full bounds [-1, 1] (the first round(P * batch-size) rows, beside all rows under their stored bounds)"""
-    target_full_bounds: bool = False
-    """the TD target's next action a' is chosen under the full bounds for s', not the stored ones: the critics learn the value of the unmasked agent"""
-    distill_coef: float = 0.0
-    """weight of Q-filtered distillation: on masked rows where Q1 prefers the masked action, the actor's free action is pulled toward it"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -136,7 +128,7 @@ class Args:
     """run both critics as one batched network (off: CleanRL's two separate QNetworks)"""
     manual_grads: bool = True
     """compute the update's gradients with the layers' derivatives written out, not with autograd (the same numbers,
-    less overhead); used with --fused-critics and the paper's actor objective, not with --compile (off: autograd, as CleanRL)"""
+    less overhead); used with --fused-critics, not with --compile (off: autograd, as CleanRL)"""
     compile: bool = False
     """torch.compile the update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
@@ -290,7 +282,7 @@ def twin_critic_grads(qf, obs, actions, next_q_value):
 
 def actor_grads(actor, qf, obs, low, high):
     """TD3's actor loss -mean Q1(s, actor(s, low, high)), with its gradient stored in the actor's .grad (the
-    critic's weights held fixed), as actor_objective(...).backward() would with its defaults."""
+    critic's weights held fixed), as update_actor's autograd path would."""
     x = torch.cat([obs, low, high], 1) if actor.masking_aware else obs
     h1 = F.linear(x, actor.fc1.weight, actor.fc1.bias).relu_()
     h2 = F.linear(h1, actor.fc2.weight, actor.fc2.bias).relu_()
@@ -395,15 +387,11 @@ def explore(actor, obs, low, high, exploration_noise):
     return actions.clamp(actor.to_env_units(low), actor.to_env_units(high))
 
 
-def td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip, target_full_bounds=False):
+def td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip):
     """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), with a' the target
-    actor's smoothed action. CAMEL: a' is chosen, and its noise clamped, inside the bounds stored for s'; with
-    target_full_bounds inside the full bounds [-1, 1], so that the critics learn the value of the unmasked agent,
-    the one evaluated (rows whose s' was not masked are the same either way)."""
+    actor's smoothed action. CAMEL: a' is chosen, and its noise clamped, inside the bounds stored for s'."""
     with torch.no_grad():
         next_low, next_high = data.next_low, data.next_high
-        if target_full_bounds:
-            next_low, next_high = torch.full_like(next_low, -1.0), torch.ones_like(next_high)
         clipped_noise = (torch.randn_like(data.actions) * policy_noise).clamp(-noise_clip, noise_clip) * target_actor.action_scale
         next_state_actions = target_actor(data.next_observations, next_low, next_high) + clipped_noise
         next_state_actions = next_state_actions.clamp(target_actor.to_env_units(next_low), target_actor.to_env_units(next_high))
@@ -411,9 +399,8 @@ def td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip, t
         return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * min_qf_next_target
 
 
-def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy_noise, noise_clip, target_full_bounds=False,
-                   manual_grads=False):  # fmt: skip
-    next_q_value = td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip, target_full_bounds)
+def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy_noise, noise_clip, manual_grads=False):
+    next_q_value = td3_target(data, target_actor, qf_target, gamma, policy_noise, noise_clip)
     if manual_grads:  # SPEED: the same gradients, written out (twin_critic_grads)
         with torch.no_grad():
             qf_a_values, qf_losses = twin_critic_grads(qf, data.observations, data.actions, next_q_value)
@@ -428,51 +415,13 @@ def update_critics(data, target_actor, qf, qf_target, q_optimizer, gamma, policy
     return qf_a_values.detach(), qf_losses.detach()
 
 
-def q_filtered_distillation(low, high, masked_action, free_action, q_masked, q_free, action_scale):
-    """CAMEL: the unmasked actor imitates the masked one where the guide's box was on and the critic judges the
-    masked action better. Per row i: 1[row i masked and Q1(s_i, a_m) > Q1(s_i, a_f)] * ||(a_f - a_m) / action_scale||^2
-    (summed over action dims, in normalised units); returns its mean over all rows, and the share of rows where the
-    filter is on. The masked action and both Q values come in detached: only a_f is pulled."""
-    masked = (low > -1).any(1) | (high < 1).any(1)
-    on = masked & (q_masked > q_free)
-    distance = (((free_action - masked_action) / action_scale) ** 2).sum(1)
-    return (on * distance).mean(), on.float().mean()
-
-
-def actor_objective(data, actor, qf, full_bounds_share=0.0, distill_coef=0.0):
-    """TD3's actor loss -Q1(s, actor(s)), CAMEL: under the bounds each transition was collected with, masked or not.
-    The critics Q(s, a) do not depend on the bounds, so -Q1(s, actor(s, low, high)) is a valid objective under any
-    box; two optional terms use that to train the unmasked actor (bounds [-1, 1], the one evaluated) while masking
-    is on. With B rows and k = round(full_bounds_share * B) (Python's round), the loss is the mean of -Q1 over the B
-    rows under their stored bounds and the first k rows again under [-1, 1] (mean over B + k), plus distill_coef
-    times q_filtered_distillation. Returns (loss, distill_loss, distill_fraction), the last two None without
-    distillation."""
-    batch_size = data.observations.shape[0]
-    k = round(full_bounds_share * batch_size)
-    free_rows = batch_size if distill_coef > 0 else k  # distillation needs every row's free action
-    obs, low, high = data.observations, data.low, data.high
-    if free_rows:  # one forward pass: the stored-bounds rows, then the first free_rows states again under [-1, 1]
-        obs = torch.cat([obs, obs[:free_rows]])
-        low = torch.cat([low, torch.full_like(low[:free_rows], -1.0)])
-        high = torch.cat([high, torch.ones_like(high[:free_rows])])
-    actions = actor(obs, low, high)
-    q = qf.q1(obs, actions)
-    loss = -q[: batch_size + k].mean()
-    if distill_coef <= 0:
-        return loss, None, None
-    distill_loss, distill_fraction = q_filtered_distillation(
-        data.low, data.high, actions[:batch_size].detach(), actions[batch_size:], q[:batch_size].detach(),
-        q[batch_size:].detach(), actor.action_scale,
-    )  # fmt: skip
-    return loss + distill_coef * distill_loss, distill_loss.detach(), distill_fraction
-
-
-def update_actor(data, actor, qf, actor_optimizer, full_bounds_share=0.0, distill_coef=0.0, manual_grads=False):
-    if manual_grads:  # SPEED: the same gradient, written out (actor_grads; the paper's objective only)
+def update_actor(data, actor, qf, actor_optimizer, manual_grads=False):
+    """TD3's actor loss -Q1(s, actor(s)), CAMEL: under the bounds each transition was collected with, masked or not."""
+    if manual_grads:  # SPEED: the same gradient, written out (actor_grads)
         with torch.no_grad():
             actor_loss = actor_grads(actor, qf, data.observations, data.low, data.high)
     else:
-        actor_loss = actor_objective(data, actor, qf, full_bounds_share, distill_coef)[0]
+        actor_loss = -qf.q1(data.observations, actor(data.observations, data.low, data.high)).mean()
         actor_optimizer.zero_grad()
         actor_loss.backward()
     actor_optimizer.step()
@@ -508,7 +457,6 @@ if __name__ == "__main__":
     checkpoint = None
     if args.resume:
         args, checkpoint = resume_args(args.resume, args, Args)
-    check_unmasked_gain_args(args)
     check_common_args(args, positive=["policy_frequency"])
     if args.run_name is None:
         args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
@@ -574,10 +522,8 @@ if __name__ == "__main__":
     adam_options = dict(lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     q_optimizer = optim.Adam(list(qf.parameters()), **adam_options)
     actor_optimizer = optim.Adam(list(actor.parameters()), **adam_options)
-    # SPEED: gradients written out where they are (the fused critics' layout; the paper's actor objective; --compile
-    # derives its own backward)
-    manual_critic_grads = args.manual_grads and args.fused_critics and not args.compile
-    manual_actor_grads = manual_critic_grads and args.actor_full_bounds_share == 0 and args.distill_coef == 0
+    # SPEED: gradients written out where they are (the fused critics' layout; --compile derives its own backward)
+    manual_grads = args.manual_grads and args.fused_critics and not args.compile
     online_params = list(actor.parameters()) + list(qf.parameters())
     target_params = list(target_actor.parameters()) + list(qf_target.parameters())
 
@@ -654,11 +600,9 @@ if __name__ == "__main__":
             if global_step > args.learning_starts:
                 data = rb.sample(args.batch_size)
                 qf_a_values, qf_losses = update_critics(data, target_actor, qf, qf_target, q_optimizer, args.gamma, args.policy_noise,
-                                                        args.noise_clip, target_full_bounds=args.target_full_bounds,
-                                                        manual_grads=manual_critic_grads)  # fmt: skip
+                                                        args.noise_clip, manual_grads=manual_grads)  # fmt: skip
                 if global_step % args.policy_frequency == 0:
-                    actor_loss = update_actor(data, actor, qf, actor_optimizer, full_bounds_share=args.actor_full_bounds_share,
-                                              distill_coef=args.distill_coef, manual_grads=manual_actor_grads)  # fmt: skip
+                    actor_loss = update_actor(data, actor, qf, actor_optimizer, manual_grads=manual_grads)
                     # update the target networks
                     update_targets(target_params, online_params, args.tau)
 
@@ -672,11 +616,6 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss + qf2_loss) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
-                    if args.distill_coef > 0:  # CAMEL: the distillation term (unweighted) and the share of rows its filter keeps
-                        with torch.no_grad():
-                            _, distill_loss, distill_fraction = actor_objective(data, actor, qf, args.actor_full_bounds_share, args.distill_coef)
-                        writer.add_scalar("losses/distill_loss", distill_loss.item(), global_step)
-                        writer.add_scalar("charts/distill_fraction", distill_fraction.item(), global_step)
 
             if global_step % 100 == 0:
                 sps = int((global_step + 1 - start_step) / (time.time() - start_time))

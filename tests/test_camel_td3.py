@@ -21,8 +21,8 @@ import camel_td3
 from camel_guide import Guide, to_env_units
 from camel_run import CompiledOrEager, updates_happen
 from camel_td3 import (
-    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, actor_grads, actor_objective, draw_bounds, epsilon_at, explore,
-    mask_bounds, masking_probability, td3_target, twin_critic_grads, update_actor, update_critics, update_targets,
+    Actor, CriticPair, QNetwork, ReplayBuffer, TwinQNetwork, actor_grads, draw_bounds, epsilon_at, explore, mask_bounds,
+    masking_probability, td3_target, twin_critic_grads, update_actor, update_critics, update_targets,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,9 +212,9 @@ def test_td3_target_noise_is_clamped_into_next_bounds(hopper, monkeypatch):
     assert torch.all(seen[0] >= data.next_low) and torch.all(seen[0] <= data.next_high)
 
 
-def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target_full_bounds=False, manual_grads=False, **actor_options):
+def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, manual_grads=False):
     """A few TD3 updates (critics, actor, targets) on a fixed batch. fast=False is CleanRL's plain path: Adam
-    without fusing, and targets updated parameter by parameter. The options are camel_td3.py's unmasked-gain ones."""
+    without fusing, and targets updated parameter by parameter."""
     torch.manual_seed(0)
     actor, qf, qf_target, target_actor = Actor(hopper), critics_class(hopper), critics_class(hopper), Actor(hopper)
     qf_target.load_state_dict(qf.state_dict())
@@ -226,9 +226,8 @@ def one_update(critics_class, hopper, steps=3, compiled=False, fast=True, target
     data = random_batch(n=256, seed=1)
     torch.manual_seed(2)
     for _ in range(steps):
-        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, target_full_bounds=target_full_bounds,
-                                      manual_grads=manual_grads)  # fmt: skip
-        actor_loss = actor_step(data, actor, qf, actor_optimizer, manual_grads=manual_grads, **actor_options)
+        values, losses = critics_step(data, target_actor, qf, qf_target, q_optimizer, 0.99, 0.2, 0.5, manual_grads=manual_grads)
+        actor_loss = actor_step(data, actor, qf, actor_optimizer, manual_grads=manual_grads)
         if fast:
             update_targets(list(target_actor.parameters()) + list(qf_target.parameters()),
                            list(actor.parameters()) + list(qf.parameters()), 0.005)  # fmt: skip
@@ -265,18 +264,10 @@ def test_fast_path_computes_the_same_update_as_cleanrls_plain_path(hopper):
     assert not torch.allclose(fast[6]["fc1.weight"], initial_actor.fc1.weight, atol=1e-7)  # the targets did move
 
 
-def test_fast_path_computes_the_same_update_with_the_unmasked_gain_options_on(hopper):
-    options = dict(target_full_bounds=True, full_bounds_share=0.5, distill_coef=1.0)
-    plain, fast = one_update(CriticPair, hopper, fast=False, **options), one_update(TwinQNetwork, hopper, **options)
-    assert_same_update(plain, fast)
-    assert not torch.allclose(fast[4]["fc1.weight"], one_update(TwinQNetwork, hopper)[4]["fc1.weight"], atol=1e-7)
-
-
 def test_manual_gradients_compute_the_same_update_as_autograd(hopper):
     # gradients written out (fused critics), against autograd on CleanRL's plain path: values, losses, weights
     plain, manual = one_update(CriticPair, hopper, fast=False), one_update(TwinQNetwork, hopper, manual_grads=True)
     assert_same_update(plain, manual)
-    assert_same_update(one_update(TwinQNetwork, hopper, target_full_bounds=True), one_update(TwinQNetwork, hopper, target_full_bounds=True, manual_grads=True))
 
 
 @pytest.mark.parametrize("masking_aware", [True, False])
@@ -295,7 +286,7 @@ def test_manual_gradients_equal_autograds_on_the_first_step(hopper, masking_awar
     loss = actor_grads(actor, qf, data.observations, data.low, data.high)
     manual = [p.grad.clone() for p in actor.parameters()]
     actor.zero_grad()
-    expected = actor_objective(data, actor, qf)[0]
+    expected = -qf.q1(data.observations, actor(data.observations, data.low, data.high)).mean()  # update_actor's autograd path
     expected.backward()
     torch.testing.assert_close(loss, expected.detach())
     for grad, param in zip(manual, actor.parameters()):
@@ -615,7 +606,7 @@ def test_broken_guide_is_refused_with_one_line(workdir, guide_source, message):
         (["--batch-size", "0"], "--batch-size must be positive"),
         (["--expert-model", "missing.cleanrl_model"], "no such file"),
         (["--expert-model", "guide.py"], "not a CleanRL-format model"),
-        (["--llm-policy", str(REPO / "policies" / "ant.py")], "raised ValueError"),
+        (["--llm-policy", str(REPO / "policies" / "ant.py")], "policy(obs) raised "),
         (["--llm-policy", str(REPO / "policies" / "ant.py")], "Hopper-v4 gives observations of size 11 and wants 3 actions"),
         (["--resume", "runs/nothing"], "--resume runs/nothing: no such run folder"),
     ],
