@@ -1,10 +1,12 @@
-"""Run bookkeeping shared by the trainers (camel_td3.py, and the SAC trainer to come), kept out of their way
-as CleanRL keeps its helpers in cleanrl_utils/. None of this is the algorithm:
+"""Run bookkeeping shared by the trainers (camel_td3.py and camel_sac.py), kept out of their way as CleanRL keeps
+its helpers in cleanrl_utils/. None of this is the algorithm:
 
-- checking the command line and the env before anything is written (a failed start leaves no run folder);
-- stopping on Ctrl-C or SIGTERM at a consistent point;
-- checkpoints that continue a run exactly (every module's state and every random generator), and resuming;
-- torch.compile with an eager fallback, and the progress display;
+- reading and checking the command line before anything is written (a failed start leaves no run folder);
+- the loop's bookkeeping (Run): the TensorBoard writer, the charts logged every 100 steps, the unmasked
+  evaluations, checkpoints between episodes, stopping on Ctrl-C or SIGTERM at a consistent point, resuming, the
+  progress display and the finished summary;
+- checkpoints that continue a run exactly (every module's state and every random generator);
+- torch.compile with an eager fallback;
 - finding an expert model: a local file, or a Hugging Face repo id fetched once from the Hub.
 """
 
@@ -17,11 +19,32 @@ import sys
 import time
 from dataclasses import asdict, fields
 
-import gymnasium as gym
 import numpy as np
 import torch
+import tyro
+from torch.utils.tensorboard import SummaryWriter
 
-# ---- Before the run: the command line and the env ----------------------------------------------------------
+from camel_common import evaluate
+from camel_guide import guide_file_record
+
+# ---- Before the run: the command line -----------------------------------------------------------------------
+
+
+def parse_args(args_class, positive=()):
+    """A trainer's args from its command line (tyro reads args_class, whose field docstrings are --help), or with
+    --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` is
+    passed to) and given CleanRL's run name if none was given. A new run may not take the folder
+    of another. Returns (args, checkpoint), the checkpoint None for a new run."""
+    args = tyro.cli(args_class)
+    checkpoint = None
+    if args.resume:
+        args, checkpoint = resume_args(args.resume, args, args_class)
+    check_common_args(args, positive=positive)
+    if args.run_name is None:
+        args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    if checkpoint is None:
+        check_new_run_dir(f"runs/{args.run_name}")
+    return args, checkpoint
 
 
 def check_common_args(args, positive=()):
@@ -64,17 +87,6 @@ def check_new_run_dir(run_dir):
         raise SystemExit(f"error: {run_dir} holds an unfinished run; continue it with --resume {run_dir} or pick another --run-name")
     if os.path.exists(os.path.join(run_dir, "finished.json")):
         raise SystemExit(f"error: {run_dir} holds a finished run; pick another --run-name")
-
-
-def checked_env(make_env_thunk, env_id):
-    """The env the thunk makes, or one line saying why there is none (an unknown id, not a continuous action space)."""
-    try:
-        env = make_env_thunk()
-    except gym.error.Error as e:
-        raise SystemExit(f"error: --env-id {env_id}: {e}")
-    if not isinstance(env.action_space, gym.spaces.Box):
-        raise SystemExit(f"error: {env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
-    return env
 
 
 # ---- Stopping ------------------------------------------------------------------------------------------------
@@ -136,6 +148,10 @@ class Checkpoints:
     def restore(self, checkpoint):
         """Load a checkpoint (from load_checkpoint) into the modules, counters and random generators; returns the
         step to continue from."""
+        missing = [name for name in self.modules if name not in checkpoint]
+        if missing:
+            raise SystemExit(f"error: the checkpoint holds no {', '.join(missing)}: an older version of the trainer wrote it "
+                             "(one that stored its networks otherwise); finish that run with the version that started it")  # fmt: skip
         for name, module in self.modules.items():
             module.load_state_dict(checkpoint[name])
         self.counters.update(checkpoint["counters"])
@@ -186,6 +202,134 @@ def finish_run(run_dir, summary):
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if os.path.exists(checkpoint_path):
         os.remove(checkpoint_path)
+
+
+# ---- The loop's bookkeeping ----------------------------------------------------------------------------------
+
+
+class Run:
+    """A trainer's run beside its algorithm, the same for camel_td3.py and camel_sac.py: the TensorBoard writer (and
+    Weights and Biases), checkpoints and resuming, stopping on Ctrl-C or SIGTERM, the progress display, the charts
+    logged every 100 steps, the unmasked evaluations and the finished summary (with the guide file's record).
+
+    The trainer makes one after parsing its args (the writer opens here), calls start() before its loop,
+    after_step() at the end of every step, stopped_at_once() on a KeyboardInterrupt, and finish() after the loop."""
+
+    def __init__(self, args, script, algorithm, checkpoint, env, eval_env, guide, rng, device):
+        self.args, self.script, self.checkpoint, self.env, self.eval_env = args, script, checkpoint, env, eval_env
+        self.guide, self.rng, self.device, self.algorithm = guide, rng, device, algorithm
+        self.run_dir = f"runs/{args.run_name}"
+        self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
+        if args.track:
+            try:
+                import wandb
+            except ImportError:
+                raise SystemExit("error: --track needs Weights and Biases: pip install wandb")
+            wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
+                       name=args.run_name, monitor_gym=True, save_code=True, resume="allow", id=args.run_name)  # fmt: skip
+        # purge_step hides curve points logged after the checkpoint by an interrupted process (or, on a fresh
+        # start, those of an earlier attempt that was killed before its first checkpoint)
+        self.writer = SummaryWriter(self.run_dir, purge_step=checkpoint["global_step"] if checkpoint else 0)
+        if checkpoint is None:
+            self.writer.add_text(
+                "hyperparameters",
+                "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
+            )
+        self.counters = {"episodes": 0}
+        self.window_masked = self.window_steps = 0  # CAMEL: masked steps since the last charts/masked_fraction point
+        self.last_return = self.eval_return = None
+        self.progress = None
+
+    def start(self, modules, policy):
+        """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
+        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated; restore them
+        when resuming. Returns the step the loop starts from."""
+        args = self.args
+        self.policy = policy
+        if self.guide is not None:
+            modules = {**modules, "guide": self.guide}
+        self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
+        self.start_step = 0
+        if self.checkpoint:
+            self.start_step = self.checkpoints.restore(self.checkpoint)
+            print(f"resuming {args.run_name} at step {self.start_step}", file=sys.stderr)
+        self.stop_request = StopRequest()
+        print(f"run {args.run_name}: {args.env_id}, {self.algorithm}, guide {self.guide.name if self.guide else f'none ({self.algorithm} baseline)'}, "
+              f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {self.run_dir}", flush=True)  # fmt: skip
+        self.start_time = time.time()
+        self.progress = Progress(args.total_timesteps, self.start_step)
+        frequency = args.checkpoint_frequency
+        self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
+        return self.start_step
+
+    def evaluate(self, step):
+        """Unmasked evaluation (camel_common.evaluate), logged as eval/episodic_return and eval/episodic_length at `step`."""
+        args = self.args
+        self.eval_return, eval_length = evaluate(self.policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
+        self.writer.add_scalar("eval/episodic_return", self.eval_return, step)
+        self.writer.add_scalar("eval/episodic_length", eval_length, step)
+        if self.progress is not None:
+            self.progress.update(step, eval=self.eval_return)
+
+    def after_step(self, global_step, info, epsilon, masked, episode_over):
+        """The end of step `global_step` (whose info, epsilon and mask are given): every 100 steps the charts and
+        the progress display, every eval_frequency steps (and at the last) an unmasked evaluation, at the first
+        episode end after every checkpoint_frequency steps a checkpoint, and on a stop request a checkpoint and exit."""
+        args = self.args
+        self.window_masked, self.window_steps = self.window_masked + masked, self.window_steps + 1
+        if "episode" in info:
+            self.last_return = float(info["episode"]["r"])
+            self.counters["episodes"] += 1
+
+        if global_step % 100 == 0:
+            sps = int((global_step + 1 - self.start_step) / (time.time() - self.start_time))
+            self.writer.add_scalar("charts/SPS", sps, global_step)
+            # CAMEL: epsilon, the share of steps masked since the last point, and the guide's failed calls
+            self.writer.add_scalar("charts/epsilon", epsilon, global_step)
+            self.writer.add_scalar("charts/masked_fraction", self.window_masked / self.window_steps, global_step)
+            self.writer.add_scalar("charts/guide_failures", self.guide.failures if self.guide else 0, global_step)
+            self.window_masked = self.window_steps = 0
+            self.progress.update(global_step + 1, sps=sps, epsilon=round(epsilon, 3) if self.guide else None,
+                                 **{"return": self.last_return, "eval": self.eval_return})  # fmt: skip
+
+        if (global_step + 1) % args.eval_frequency == 0 or global_step + 1 == args.total_timesteps:
+            self.evaluate(global_step + 1)  # logged at the step count reached, as CleanRL logs its evaluations
+
+        # checkpoint between episodes, so a resumed run continues exactly where this one stopped
+        if episode_over and self.next_checkpoint is not None and self.next_checkpoint <= global_step + 1 < args.total_timesteps:
+            self.checkpoints.save(global_step + 1)
+            self.next_checkpoint = ((global_step + 1) // args.checkpoint_frequency + 1) * args.checkpoint_frequency
+
+        if self.stop_request.signal is not None and global_step + 1 < args.total_timesteps:  # drops the unfinished episode
+            self.progress.close()
+            self.checkpoints.save(global_step + 1)
+            self.writer.close()
+            print(f"\ninterrupted at step {global_step + 1}; continue with: python {self.script} --resume {self.run_dir}", file=sys.stderr)
+            sys.exit(130)
+        if global_step + 1 == args.total_timesteps:
+            self.progress.close()
+
+    def stopped_at_once(self):
+        """A second Ctrl-C or SIGTERM (a KeyboardInterrupt in the loop): exit without saving."""
+        self.progress.close()
+        self.writer.close()
+        sys.exit(f"\nstopped at once without saving; the last checkpoint (if any) is in {self.run_dir}")
+
+    def finish(self):
+        """Mark the run finished (finished.json, the checkpoint removed), say how it ended, and close the envs and the writer."""
+        args, guide = self.args, self.guide
+        finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
+                                  "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
+                                  "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
+                                  "guide_file": self.guide_file})  # fmt: skip
+        if updates_happen(args):
+            print(f"finished {args.run_name}: eval/episodic_return {self.eval_return:.1f} after {args.total_timesteps} steps")
+        else:
+            print(f"finished {args.run_name} without learning (no update before --total-timesteps {args.total_timesteps}): "
+                  f"eval/episodic_return {self.eval_return:.1f} is the untrained actor's")  # fmt: skip
+        self.env.close()
+        self.eval_env.close()
+        self.writer.close()
 
 
 # ---- Speed and display ----------------------------------------------------------------------------------------

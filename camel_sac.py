@@ -1,20 +1,19 @@
 # CAMEL-SAC: SAC whose exploration is guided by a hard-coded policy written by a language model.
 # Paper: "CAMEL: Continuous Action Masking Enabled by Large Language Models" (arXiv 2502.11896), which builds on TD3;
-# this is the same method on CleanRL's sac_continuous_action.py. The CAMEL additions are marked "CAMEL:".
-#   - guide g(s), action masking, epsilon masking: exactly as in camel_td3.py, imported from there
-#   - masking-aware stochastic actor: it sees (obs, low, high); its squashed Gaussian sample tanh(u) in [-1, 1] is
+# this is the same method on CleanRL's sac_continuous_action.py. The CAMEL additions are marked "CAMEL:":
+#   - the guide g(s), action masking and epsilon masking, as in camel_td3.py: with probability epsilon a step's
+#     action is confined to the box [g(s) - w, g(s) + w] (draw_bounds); epsilon falls linearly from 1 to 0
+#     (epsilon_at); the replay buffer keeps the bounds (low, high) of s and of s' beside each transition
+#   - the masking-aware stochastic actor: it sees (obs, low, high); its squashed Gaussian sample tanh(u) in [-1, 1] is
 #     mapped onto [low, high], and log pi(a|s) includes that map's Jacobian
 #   - SAC's entropy terms measure the action against its box, so a narrow box is neither a reward nor a penalty
-#     (see log_prob_in_box)
-# What both trainers share is imported, not copied: the CAMEL block (bounds, epsilon, a step's bounds), the replay
-# buffer with the bounds of s and s', the env, the twin critics, unmasked evaluation (camel_td3.py); guides
-# (camel_guide.py); run bookkeeping (camel_run.py). camel_td3's training loop is under `if __name__ == "__main__"`,
-# so importing it runs nothing.
+#     (log_prob_in_box); the target's next action is sampled inside the bounds stored for s'
+# camel_td3.py is a peer, not a dependency: what both trainers need is imported from camel_common.py (the env, the
+# bounds and the epsilon schedule, the replay buffer, unmasked evaluation); guides are loaded and checked in
+# camel_guide.py; run bookkeeping (argument checks, checkpoints, resuming, charts, progress) is in camel_run.py.
 import math
 import os
 import random
-import sys
-import time
 from dataclasses import dataclass
 from typing import Annotated, Optional
 
@@ -24,14 +23,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
 import tyro
-from torch.utils.tensorboard import SummaryWriter
 
-from camel_guide import GuideError, guide_file_record, action_scale_bias, make_guide, to_env_units
-from camel_run import (
-    Checkpoints, Progress, StopRequest, check_common_args, check_new_run_dir, checked_env, finish_run, resume_args,
-    updates_happen,
-)  # fmt: skip
-from camel_td3 import CriticPair, ReplayBuffer, TwinQNetwork, draw_bounds, epsilon_at, evaluate, make_env, update_targets
+from camel_common import BatchedCritics, ReplayBuffer, draw_bounds, epsilon_at, make_env_and_guide  # CAMEL: bounds, buffer, schedule
+from camel_guide import action_scale_bias, to_env_units
+from camel_run import Run, parse_args
 
 
 @dataclass
@@ -120,15 +115,26 @@ class Args:
     """threads torch may use (1 holds up beside other runs and work; 0: torch's default, all cores, for an idle machine)"""
 
     # Speed (the same algorithm, computed faster)
-    fused_critics: bool = True
-    """run both critics as one batched network (off: CleanRL's two separate soft Q-networks)"""
     flush_denormal: bool = True
     """treat float32 values under 1.2e-38 as 0 on the CPU (as camel_td3.py; off: IEEE denormals, torch's default)"""
 
 
 # ALGO LOGIC: initialize agent here:
-# The soft Q-networks: CleanRL's SoftQNetwork is the same 256-256-1 network as TD3's QNetwork, so the twin critics
-# are camel_td3's (CriticPair: two of them, one after the other; TwinQNetwork: the same two, batched).
+class SoftQNetwork(nn.Module):
+    def __init__(self, env):
+        super().__init__()
+        self.fc1 = nn.Linear(np.array(env.observation_space.shape).prod() + np.prod(env.action_space.shape), 256)
+        self.fc2 = nn.Linear(256, 256)
+        self.fc3 = nn.Linear(256, 1)
+
+    def forward(self, x, a):
+        x = torch.cat([x, a], 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        x = self.fc3(x)
+        return x
+
+
 LOG_STD_MAX = 2
 LOG_STD_MIN = -5
 
@@ -137,7 +143,7 @@ class Actor(nn.Module):
     """CAMEL: masking-aware stochastic actor. It sees the action bounds (low, high) of the normalised action space
     beside the observation; its squashed Gaussian sample y = tanh(u), u ~ N(mean, std), is mapped from [-1, 1] onto
     [low, high], so every action it takes lies in the box. With masking_aware=False it does not see the bounds but
-    its sample is still mapped into them (camel_td3's 'w/o MA' actor); with low = -1, high = 1 it is CleanRL's SAC
+    its sample is still mapped into them (camel_td3.py's 'w/o MA' actor); with low = -1, high = 1 it is CleanRL's SAC
     actor."""
 
     def __init__(self, env, masking_aware=True):
@@ -211,7 +217,8 @@ def log_prob_in_box(log_prob, low, high):
     return log_prob + torch.log((high - low) / 2).sum(1)
 
 
-# ALGO LOGIC: the SAC update, as functions, written once for both critic layouts (CriticPair and TwinQNetwork)
+# ALGO LOGIC: the SAC update, as functions; qf and qf_target are the pairs (qf1, qf2) as one batched network, called
+# as qf(obs, actions) -> both critics' values, shape (2, batch) (camel_common.BatchedCritics)
 def sac_target(data, actor, qf_target, alpha, gamma):
     """The critics' regression target r + gamma * (1 - done) * (min(Q1', Q2')(s', a') - alpha * log pi(a'|s')), with
     a' ~ pi(.|s'). CAMEL: a' is sampled inside the bounds stored for s' (as TD3's target acts there), and its log pi
@@ -224,6 +231,7 @@ def sac_target(data, actor, qf_target, alpha, gamma):
 
 
 def update_critics(data, actor, qf, qf_target, q_optimizer, alpha, gamma):
+    """One step of both soft Q-networks on their MSE to sac_target; returns their values (2, batch) and losses (2,)."""
     next_q_value = sac_target(data, actor, qf_target, alpha, gamma)
     qf_a_values = qf(data.observations, data.actions)  # (2, batch): qf1 and qf2
     qf_losses = ((qf_a_values - next_q_value) ** 2).mean(1)  # each critic's MSE loss
@@ -235,18 +243,12 @@ def update_critics(data, actor, qf, qf_target, q_optimizer, alpha, gamma):
     return qf_a_values.detach(), qf_losses.detach()
 
 
-def fixed_critics(qf, x, a):
-    """Both critics' values (2, batch) with their weights held fixed: the actor's loss needs no gradient for them."""
-    weights = {name: p.detach() for name, p in qf.named_parameters()}
-    return torch.func.functional_call(qf, weights, (x, a))
-
-
 def update_actor(data, actor, qf, actor_optimizer, alpha):
     """SAC's actor loss alpha * log pi(a|s) - min(Q1, Q2)(s, a), a ~ pi(.|s). CAMEL: under the bounds each
     transition was collected with, masked or not. Returns the loss and the entropy estimate -log pi (in the box)."""
     pi, log_pi, _ = actor.get_action(data.observations, data.low, data.high)
     log_pi = log_prob_in_box(log_pi, data.low, data.high)
-    min_qf_pi = fixed_critics(qf, data.observations, pi).min(0).values
+    min_qf_pi = qf(data.observations, pi, fixed=True).min(0).values  # the critics' weights held fixed
     actor_loss = ((alpha * log_pi) - min_qf_pi).mean()
 
     actor_optimizer.zero_grad()
@@ -271,17 +273,7 @@ def update_temperature(data, actor, log_alpha, a_optimizer, target_entropy):
 
 
 if __name__ == "__main__":
-    args = tyro.cli(Args)
-    checkpoint = None
-    if args.resume:
-        args, checkpoint = resume_args(args.resume, args, Args)
-    check_common_args(args, positive=["policy_frequency", "target_network_frequency"])
-    if args.run_name is None:
-        args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
-    run_name = args.run_name
-    run_dir = f"runs/{run_name}"
-    if checkpoint is None:
-        check_new_run_dir(run_dir)
+    args, checkpoint = parse_args(Args, positive=["policy_frequency", "target_network_frequency"])
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -290,49 +282,31 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
-    torch.set_flush_denormal(args.flush_denormal)  # SPEED: slow x86 arithmetic on tiny numbers, see camel_td3.py
+    torch.set_flush_denormal(args.flush_denormal)  # SPEED: slow x86 arithmetic on tiny numbers (see --help)
     rng = np.random.default_rng(args.seed)  # CAMEL: masking draws, random warm-up actions, the random guide
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    # env setup (the env and the guide are checked before the run folder is written: a failed start leaves none)
-    env = checked_env(make_env(args.env_id, args.seed, 0, args.capture_video, run_name), args.env_id)
-    eval_env = make_env(args.env_id, args.seed, 1, False, run_name)()
+    # env setup. CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain SAC)
+    env, eval_env, guide = make_env_and_guide(args, rng)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-
-    # CAMEL: the guide g(s): an LLM-written policy file, an expert actor, random actions, or None (plain SAC).
-    # An LLM file is tried on states sampled from eval_env, so the training env (and its video) starts untouched.
-    try:
-        guide = make_guide(eval_env, llm_policy=args.llm_policy, expert_model=args.expert_model, random_guide=args.random_guide,
-                           rng=rng, seed=args.seed, call_timeout=args.guide_timeout)  # fmt: skip
-    except GuideError as e:
-        raise SystemExit(f"error: {e}")
-    guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
-
-    if args.track:
-        try:
-            import wandb
-        except ImportError:
-            raise SystemExit("error: --track needs Weights and Biases: pip install wandb")
-        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True,
-                   config=vars(args), name=run_name, monitor_gym=True, save_code=True, resume="allow", id=run_name)  # fmt: skip
-    # purge_step hides curve points logged after the checkpoint by an interrupted process (or, on a fresh
-    # start, those of an earlier attempt that was killed before its first checkpoint)
-    writer = SummaryWriter(run_dir, purge_step=checkpoint["global_step"] if checkpoint else 0)
-    if checkpoint is None:
-        writer.add_text(
-            "hyperparameters",
-            "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
-        )
+    # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_run.py)
+    run = Run(args, "camel_sac.py", "SAC", checkpoint, env, eval_env, guide, rng, device)
+    writer = run.writer
 
     # CAMEL: the masking-aware actor (a plain SAC baseline keeps CleanRL's actor)
     masking_aware = args.masking_aware and guide is not None
     actor = Actor(env, masking_aware).to(device)
-    Critics = TwinQNetwork if args.fused_critics else CriticPair
-    qf = Critics(env).to(device)  # qf1 and qf2
-    qf_target = Critics(env).to(device)
-    qf_target.load_state_dict(qf.state_dict())
-    q_optimizer = optim.Adam(list(qf.parameters()), lr=args.q_lr, fused=True)
+    qf1 = SoftQNetwork(env).to(device)
+    qf2 = SoftQNetwork(env).to(device)
+    qf1_target = SoftQNetwork(env).to(device)
+    qf2_target = SoftQNetwork(env).to(device)
+    qf1_target.load_state_dict(qf1.state_dict())
+    qf2_target.load_state_dict(qf2.state_dict())
+    # SPEED: each pair computed as one batched network (the committed runs' float rounding); qf1 and qf2 keep their
+    # parameters, now views into the pair's stacked tensors, so it is made before the optimiser
+    qf, qf_target = BatchedCritics(qf1, qf2), BatchedCritics(qf1_target, qf2_target)
+    q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.q_lr, fused=True)
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.policy_lr, fused=True)
 
     # Automatic entropy tuning (CAMEL: the entropy is measured against each transition's box, see log_prob_in_box)
@@ -345,40 +319,27 @@ if __name__ == "__main__":
     else:
         alpha = args.alpha
 
+    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
 
-    # checkpoints hold these by name (CAMEL: with the guide's call counts), the counters and every random generator
-    modules = {"actor": actor, "qf": qf, "qf_target": qf_target, "q_optimizer": q_optimizer,
-               "actor_optimizer": actor_optimizer, "replay_buffer": rb}  # fmt: skip
+    # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
+    # a resumed run restores them here. SAC is evaluated by its mean action, squashed into the full bounds
+    modules = {"actor": actor, "qf1": qf1, "qf2": qf2, "qf1_target": qf1_target, "qf2_target": qf2_target,
+               "q_optimizer": q_optimizer, "actor_optimizer": actor_optimizer, "replay_buffer": rb}  # fmt: skip
     if args.autotune:
         modules.update(temperature=temperature, a_optimizer=a_optimizer)
-    if guide is not None:
-        modules["guide"] = guide
-    counters = {"episodes": 0}
-    checkpoints = Checkpoints(os.path.join(run_dir, "checkpoint.pt"), args, modules, counters, rng, env)
-    start_step = 0
-    if checkpoint:
-        start_step = checkpoints.restore(checkpoint)
-        if args.autotune:
-            alpha = log_alpha.exp().item()
-        print(f"resuming {run_name} at step {start_step}", file=sys.stderr)
+    start_step = run.start(modules, policy=actor.deterministic)
+    if args.autotune:
+        alpha = log_alpha.exp().item()  # a resumed run's
 
-    stop_request = StopRequest()
-    print(f"run {run_name}: {args.env_id}, SAC, guide {guide.name if guide else 'none (SAC baseline)'}, "
-          f"steps {start_step}-{args.total_timesteps} on {device}; logs in {run_dir}", flush=True)  # fmt: skip
-    start_time = time.time()
-    progress = Progress(args.total_timesteps, start_step)
-    next_checkpoint = (start_step // args.checkpoint_frequency + 1) * args.checkpoint_frequency if args.checkpoint_frequency else None
     obs = None  # None: an episode starts at the top of the loop
-    window_masked = window_steps = 0
-    last_return = eval_return = None
     actor_loss = alpha_loss = entropy = None  # until the first actor update of this process
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
             if obs is None:
                 obs, _ = env.reset(seed=args.seed if global_step == 0 else None)
-                low, high, masked = draw_bounds(guide, obs, epsilon, args.mask_width, action_dim, rng)
+                low, high, masked = draw_bounds(guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
 
             # ALGO LOGIC: put action logic here (CAMEL: actions stay inside [low, high])
             if global_step < args.learning_starts:
@@ -393,12 +354,9 @@ if __name__ == "__main__":
 
             # TRY NOT TO MODIFY: execute the game and log data.
             next_obs, reward, terminated, truncated, info = env.step(actions)
-            window_masked, window_steps = window_masked + masked, window_steps + 1
 
             # TRY NOT TO MODIFY: record rewards for plotting purposes
             if "episode" in info:
-                last_return = float(info["episode"]["r"])
-                counters["episodes"] += 1
                 writer.add_scalar("charts/episodic_return", info["episode"]["r"], global_step)
                 writer.add_scalar("charts/episodic_length", info["episode"]["l"], global_step)
 
@@ -408,9 +366,6 @@ if __name__ == "__main__":
             )
             # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s')
             rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high)
-
-            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook
-            obs, low, high, masked = next_obs, next_low, next_high, next_masked
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
@@ -424,9 +379,11 @@ if __name__ == "__main__":
                             alpha_loss = update_temperature(data, actor, log_alpha, a_optimizer, target_entropy)
                             alpha = log_alpha.exp().item()
 
-                # update the target networks
+                # update the target networks (CleanRL's tau * param + (1 - tau) * target_param, as one lerp: the
+                # rounding the committed runs were made with)
                 if global_step % args.target_network_frequency == 0:
-                    update_targets(list(qf_target.parameters()), list(qf.parameters()), args.tau)
+                    for param, target_param in zip([*qf1.parameters(), *qf2.parameters()], [*qf1_target.parameters(), *qf2_target.parameters()]):
+                        target_param.data.lerp_(param.data, args.tau)
 
                 if global_step % 100 == 0:
                     qf1_value, qf2_value = qf_a_values.mean(1).tolist()
@@ -444,57 +401,18 @@ if __name__ == "__main__":
                     if alpha_loss is not None:
                         writer.add_scalar("losses/alpha_loss", alpha_loss.item(), global_step)
 
-            if global_step % 100 == 0:
-                sps = int((global_step + 1 - start_step) / (time.time() - start_time))
-                writer.add_scalar("charts/SPS", sps, global_step)
-                # CAMEL: epsilon, the share of steps masked since the last point, and the guide's failed calls
-                writer.add_scalar("charts/epsilon", epsilon, global_step)
-                writer.add_scalar("charts/masked_fraction", window_masked / window_steps, global_step)
-                writer.add_scalar("charts/guide_failures", guide.failures if guide else 0, global_step)
-                window_masked = window_steps = 0
-                progress.update(global_step + 1, sps=sps, epsilon=round(epsilon, 3) if guide else None,
-                                **{"return": last_return, "eval": eval_return})  # fmt: skip
+            # charts every 100 steps, unmasked evaluations, checkpoints between episodes, a stop request (camel_run.py)
+            run.after_step(global_step, info, epsilon, masked, terminated or truncated)
 
-            if (global_step + 1) % args.eval_frequency == 0 or global_step + 1 == args.total_timesteps:
-                # unmasked evaluation (camel_td3's), with SAC's deterministic action: the mean, squashed into [-1, 1]
-                eval_return, eval_length = evaluate(actor.deterministic, eval_env, args.eval_episodes, args.seed + 100_000, device)
-                writer.add_scalar("eval/episodic_return", eval_return, global_step + 1)
-                writer.add_scalar("eval/episodic_length", eval_length, global_step + 1)
-                progress.update(global_step + 1, eval=eval_return)
-
+            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
+            obs, low, high, masked = next_obs, next_low, next_high, next_masked
             if terminated or truncated:
                 obs = None
-                # checkpoint between episodes, so a resumed run continues exactly where this one stopped
-                if next_checkpoint is not None and global_step + 1 >= next_checkpoint and global_step + 1 < args.total_timesteps:
-                    checkpoints.save(global_step + 1)
-                    next_checkpoint = ((global_step + 1) // args.checkpoint_frequency + 1) * args.checkpoint_frequency
-
-            if stop_request.signal is not None and global_step + 1 < args.total_timesteps:  # drops the unfinished episode
-                progress.close()
-                checkpoints.save(global_step + 1)
-                writer.close()
-                print(f"\ninterrupted at step {global_step + 1}; continue with: python camel_sac.py --resume {run_dir}", file=sys.stderr)
-                sys.exit(130)
     except KeyboardInterrupt:
-        progress.close()
-        writer.close()
-        sys.exit(f"\nstopped at once without saving; the last checkpoint (if any) is in {run_dir}")
-    progress.close()
+        run.stopped_at_once()
 
     if args.save_model:
-        model_path = f"{run_dir}/{args.exp_name}.cleanrl_model"
-        torch.save((actor.state_dict(), *qf.cleanrl_state_dicts()), model_path)
+        model_path = f"runs/{args.run_name}/{args.exp_name}.cleanrl_model"
+        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), model_path)
         print(f"model saved to {model_path}")
-
-    finish_run(run_dir, {"run_name": run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
-                         "total_timesteps": args.total_timesteps, "final_eval_return": eval_return,
-                         "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
-                         "guide_file": guide_file})  # fmt: skip
-    if updates_happen(args):
-        print(f"finished {run_name}: eval/episodic_return {eval_return:.1f} after {args.total_timesteps} steps")
-    else:
-        print(f"finished {run_name} without learning (no update before --total-timesteps {args.total_timesteps}): "
-              f"eval/episodic_return {eval_return:.1f} is the untrained actor's")  # fmt: skip
-    env.close()
-    eval_env.close()
-    writer.close()
+    run.finish()

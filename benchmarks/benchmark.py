@@ -103,11 +103,12 @@ class Args:
     variants: tuple[str, ...] = (
         "baseline=",
         "camel=--llm-policy {guide} --no-epsilon-masking",
-        "camel-two-qnetworks=--llm-policy {guide} --no-epsilon-masking --no-fused-critics",
+        "camel-two-qnetworks=--llm-policy {guide} --no-epsilon-masking --no-fast-update",
         "camel-compile=--llm-policy {guide} --no-epsilon-masking --compile",
     )
     """configurations of camel_td3.py to measure, each NAME=FLAGS ({guide} stands for --guide-policy):
-    our TD3 baseline, CAMEL with its defaults, CAMEL with CleanRL's two separate critics, and CAMEL compiled.
+    our TD3 baseline, CAMEL with its defaults, CAMEL with the plain update (CleanRL's two separate critics and
+    autograd), and CAMEL compiled.
     The camel variants mask every step (--no-epsilon-masking), so the guide is called at every step: the
     most the masking can cost; with epsilon masking the guide is called on fewer steps"""
     variant: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
@@ -311,8 +312,9 @@ def guide_cost(guide_path, env_id, calls):
     import gymnasium as gym
     import numpy as np
 
+    from camel_common import mask_bounds
     from camel_guide import load_guide, sample_observations
-    from camel_td3 import Args as TrainerArgs, mask_bounds
+    from camel_td3 import Args as TrainerArgs
 
     env = gym.make(env_id)
     observations = sample_observations(env, seed=0)
@@ -344,26 +346,26 @@ def guide_cost(guide_path, env_id, calls):
 
 
 def replay_buffer_memory(env_id, transitions):
-    """Bytes of camel_td3's ReplayBuffer for `transitions` steps of env_id, from its own layout on the
-    'meta' device (which allocates nothing)."""
+    """Bytes of the trainers' ReplayBuffer (camel_common) for `transitions` steps of env_id, from its own layout on
+    the 'meta' device (which allocates nothing)."""
     import gymnasium as gym
     import numpy as np
     import torch
 
-    import camel_td3
+    import camel_common
 
     env = gym.make(env_id)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     env.close()
-    buffer = camel_td3.ReplayBuffer(transitions, obs_dim, action_dim, torch.device("meta"))
+    buffer = camel_common.ReplayBuffer(transitions, obs_dim, action_dim, torch.device("meta"))
     tensors = [t for t in vars(buffer).values() if isinstance(t, torch.Tensor)]
     total = sum(t.numel() * t.element_size() for t in tensors)
     memory = {"env_id": env_id, "obs_dim": obs_dim, "action_dim": action_dim, "transitions": transitions,
               "dtypes": sorted({str(t.dtype).replace("torch.", "") for t in tensors}),
               "bytes": total, "bytes_per_transition": total / transitions}  # fmt: skip
     widths = getattr(buffer, "widths", None)
-    if widths and len(widths) == len(camel_td3.ReplayBatch._fields):
-        memory["fields"] = dict(zip(camel_td3.ReplayBatch._fields, widths))
+    if widths and len(widths) == len(camel_common.ReplayBatch._fields):
+        memory["fields"] = dict(zip(camel_common.ReplayBatch._fields, widths))
     return memory
 
 

@@ -5,8 +5,8 @@ Prints the operators by total time (each shape apart), then the time split into 
 and everything else, in microseconds per update (one critic update, and the actor and target update every
 policy_frequency steps, as in training; every hyperparameter is camel_td3.py's default). Run it on a quiet machine; it takes about a minute.
 
-    python benchmarks/profile_update.py                      # the default fast path
-    python benchmarks/profile_update.py --no-manual-grads    # autograd
+    python benchmarks/profile_update.py                      # the default fast update (camel_td3_fast.py)
+    python benchmarks/profile_update.py --no-fast-update     # the plain update in camel_td3.py (autograd)
     python benchmarks/profile_update.py --no-flush-denormal  # IEEE denormals
 """
 
@@ -21,6 +21,8 @@ import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import camel_td3  # noqa: E402
+import camel_td3_fast  # noqa: E402
+from camel_common import ReplayBuffer, make_env  # noqa: E402
 from camel_guide import full_bounds, to_env_units  # noqa: E402
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
@@ -34,8 +36,8 @@ class Args:
     """env steps of random actions filling the buffer, then updates to warm up (Adam's moments decay as in training)"""
     profiled: int = 300
     """updates profiled after the warm-up"""
-    manual_grads: bool = True
-    """camel_td3.py's --manual-grads"""
+    fast_update: bool = True
+    """camel_td3.py's --fast-update"""
     flush_denormal: bool = True
     """camel_td3.py's --flush-denormal"""
     masking_aware: bool = True
@@ -49,17 +51,21 @@ def main(args):
     torch.set_num_threads(1)
     torch.set_flush_denormal(args.flush_denormal)
     torch.manual_seed(1)
-    env = camel_td3.make_env(args.env_id, 1, 0, False, "profile")()
+    env = make_env(args.env_id, 1, 0, False, "profile")()
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     actor, target_actor = camel_td3.Actor(env, args.masking_aware), camel_td3.Actor(env, args.masking_aware)
-    qf, qf_target = camel_td3.TwinQNetwork(env), camel_td3.TwinQNetwork(env)
+    qf1, qf2, qf1_target, qf2_target = (camel_td3.QNetwork(env) for _ in range(4))
     target_actor.load_state_dict(actor.state_dict())
-    qf_target.load_state_dict(qf.state_dict())
-    q_optimizer = torch.optim.Adam(qf.parameters(), lr=td3.learning_rate, fused=True)
+    qf1_target.load_state_dict(qf1.state_dict())
+    qf2_target.load_state_dict(qf2.state_dict())
+    update_critics, update_actor = camel_td3.update_critics, camel_td3.update_actor
+    if args.fast_update:  # as camel_td3.py does it
+        camel_td3_fast.fuse_critics(qf1, qf2)
+        camel_td3_fast.fuse_critics(qf1_target, qf2_target)
+        update_critics, update_actor = camel_td3_fast.update_critics, camel_td3_fast.update_actor
+    q_optimizer = torch.optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=td3.learning_rate, fused=True)
     actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=True)
-    online = list(actor.parameters()) + list(qf.parameters())
-    target = list(target_actor.parameters()) + list(qf_target.parameters())
-    rb = camel_td3.ReplayBuffer(args.steps, obs_dim, action_dim, "cpu")
+    rb = ReplayBuffer(args.steps, obs_dim, action_dim, "cpu")
     rng = np.random.default_rng(1)
     low, high = full_bounds(action_dim)
     obs, _ = env.reset(seed=1)
@@ -71,11 +77,10 @@ def main(args):
 
     def update(step):
         data = rb.sample(td3.batch_size)
-        camel_td3.update_critics(data, target_actor, qf, qf_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip,
-                                 manual_grads=args.manual_grads)  # fmt: skip
+        update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip)
         if step % td3.policy_frequency == 0:
-            camel_td3.update_actor(data, actor, qf, actor_optimizer, manual_grads=args.manual_grads)
-            camel_td3.update_targets(target, online, td3.tau)
+            update_actor(data, actor, qf1, actor_optimizer)
+            camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
 
     start = time.perf_counter()
     for step in range(args.steps):

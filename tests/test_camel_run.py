@@ -1,6 +1,6 @@
 """camel_run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
-generator; resuming names what is missing; the common argument checks refuse bad flags and warn about a run
-too short to learn; a missing expert file is never looked up on the Hub."""
+generator, and refuses one that lacks a module; resuming names what is missing; the common argument checks refuse
+bad flags and warn about a run too short to learn; a missing expert file is never looked up on the Hub."""
 
 import random
 from dataclasses import dataclass
@@ -67,6 +67,17 @@ def test_checkpoint_restores_modules_counters_and_every_random_generator(tmp_pat
     assert counters2 == {"episodes": 7} and guide2.calls == 1
 
 
+def test_a_checkpoint_without_one_of_the_runs_modules_is_refused_with_one_line(tmp_path):
+    env, rng = gym.make("Pendulum-v1"), np.random.default_rng(0)
+    env.reset(seed=0)
+    old = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"qf": torch.nn.Linear(2, 2)}, {}, rng, env)
+    old.save(global_step=10)  # an older trainer's layout: both critics as one module named qf
+    new = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"qf1": torch.nn.Linear(2, 2), "qf2": torch.nn.Linear(2, 2)}, {}, rng, env)
+    with pytest.raises(SystemExit) as refused:
+        new.restore(load_checkpoint(tmp_path / "checkpoint.pt"))
+    assert str(refused.value).startswith("error: the checkpoint holds no qf1, qf2: an older version of the trainer wrote it")
+
+
 def test_a_checkpoint_from_before_the_guide_counts_were_saved_keeps_its_failures(tmp_path):
     torch.save({"counters": {"episodes": 3, "guide_failures": 4}}, tmp_path / "old.pt")
     checkpoint = load_checkpoint(tmp_path / "old.pt")
@@ -118,3 +129,4 @@ def test_missing_expert_file_says_no_such_file_and_how_to_fetch_one(tmp_path):
     model = tmp_path / "m.cleanrl_model"
     model.write_bytes(b"")
     assert expert_model_file(str(model), "Hopper-v4") == str(model)
+

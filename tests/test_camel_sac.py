@@ -1,6 +1,7 @@
 """camel_sac.py: the masking-aware stochastic actor (its log-probability is the change of variables onto the box,
-by hand and by integration; its samples stay in the box), SAC's entropy terms measured against the box (the
-critics' target and the temperature, by hand on stub networks), what the loop stores, and the command line."""
+by hand and by integration; its samples stay in the box), SAC's entropy terms
+measured against the box (the critics' target and the temperature, by hand on stub networks), the soft Q-networks
+computed as one batched pair, what the loop stores, and the command line."""
 
 import math
 import os
@@ -19,9 +20,11 @@ import tyro
 
 import camel_sac
 import camel_td3
+from camel_common import BatchedCritics, ReplayBatch
 from camel_guide import expert_policy, to_env_units
-from camel_sac import LOG_STD_MAX, LOG_STD_MIN, Actor, log_prob_in_box, sac_target, update_actor, update_temperature
-from camel_td3 import CriticPair, ReplayBatch, TwinQNetwork
+from camel_sac import (
+    LOG_STD_MAX, LOG_STD_MIN, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
+)  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -238,21 +241,28 @@ def test_temperature_loss_by_hand_including_a_narrow_box():
     assert log_alpha.item() == pytest.approx(math.log(0.5) - 0.1 * expected, rel=1e-6) and expected > 0
 
 
-@pytest.mark.parametrize("critics_class", [CriticPair, TwinQNetwork])
-def test_actor_update_trains_the_actor_on_min_q_and_leaves_the_critics_alone(hopper, critics_class):
+def test_actor_update_trains_the_actor_on_min_q_and_leaves_the_critics_alone(hopper):
     torch.manual_seed(0)
-    actor, qf = Actor(hopper), critics_class(hopper)
+    actor, qf1, qf2 = Actor(hopper), SoftQNetwork(hopper), SoftQNetwork(hopper)
+    qf = BatchedCritics(qf1, qf2)
+    critics_before = [p.detach().clone() for p in [*qf1.parameters(), *qf2.parameters()]]
     data = batch([BOX[0]] * 8, [BOX[1]] * 8, [FULL[0]] * 8, [FULL[1]] * 8, [0.0] * 8, [0.0] * 8)
     data = data._replace(observations=torch.randn(8, 11))
     torch.manual_seed(1)
-    loss, entropy = update_actor(data, actor, qf, torch.optim.SGD(actor.parameters(), lr=0.0), alpha=0.2)
-    assert all(p.grad is None for p in qf.parameters()) and all(p.grad is not None for p in actor.parameters())
-    torch.manual_seed(1)  # the same sample again: the loss is alpha * log pi (in the box) - min(Q1, Q2)
+    loss, entropy = update_actor(data, actor, qf, torch.optim.SGD(actor.parameters(), lr=0.1), alpha=0.2)
+    assert all(p.grad is None for p in [*qf1.parameters(), *qf2.parameters()]) and all(p.grad is not None for p in actor.parameters())
+    assert all(torch.equal(p, q) for p, q in zip([*qf1.parameters(), *qf2.parameters()], critics_before))
+    actor_after = [p.detach().clone() for p in actor.parameters()]
+    with torch.no_grad():  # back to the actor the loss was computed with (one SGD step of lr 0.1)
+        for p in actor.parameters():
+            p.add_(0.1 * p.grad)
+    torch.manual_seed(1)  # the same sample again: the loss is alpha * log pi (in the box) - min(Q1, Q2), CleanRL's two calls
     pi, log_pi, _ = actor.get_action(data.observations, data.low, data.high)
     in_box = log_prob_in_box(log_pi, data.low, data.high)
-    expected = (0.2 * in_box - qf(data.observations, pi).min(0).values).mean()
+    expected = (0.2 * in_box - torch.min(qf1(data.observations, pi), qf2(data.observations, pi)).flatten()).mean()
     torch.testing.assert_close(loss, expected.detach())
     torch.testing.assert_close(entropy, -in_box.mean().detach())
+    assert not all(torch.equal(p, q) for p, q in zip(actor.parameters(), actor_after))  # the step did move the actor
 
 
 def test_saved_sac_actor_guides_as_an_expert_by_its_mean_action(hopper, tmp_path):
@@ -295,7 +305,7 @@ def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(tmp_path, h
     assert process.returncode == 130, stderr
     assert "continue with: python camel_sac.py --resume runs/b" in stderr
     checkpoint = torch.load(checkpoint_path, weights_only=False)
-    assert {"temperature", "a_optimizer", "actor", "qf", "qf_target", "guide"} <= set(checkpoint)
+    assert {"temperature", "a_optimizer", "actor", "qf1", "qf2", "qf1_target", "qf2_target", "guide"} <= set(checkpoint)
     assert checkpoint["temperature"]["log_alpha"].item() != 0.0  # alpha was tuned (it starts at 1)
 
     data = checkpoint["replay_buffer"]["data"].numpy()
@@ -359,5 +369,5 @@ def test_help_documents_every_flag_and_keeps_camel_td3s_names_and_cleanrls_sac_d
     assert {name: getattr(args, name) for name in cleanrl_sac} == cleanrl_sac
     shared = ["llm_policy", "expert_model", "random_guide", "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking",
               "guide_timeout", "eval_frequency", "eval_episodes", "checkpoint_frequency", "resume", "run_name", "torch_threads",
-              "total_timesteps", "seed", "env_id", "fused_critics", "flush_denormal", "save_model"]  # fmt: skip
+              "total_timesteps", "seed", "env_id", "flush_denormal", "save_model"]  # fmt: skip
     assert all(getattr(args, name) == getattr(td3, name) for name in shared)
