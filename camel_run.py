@@ -30,16 +30,16 @@ from camel_guide import guide_file_record
 # ---- Before the run: the command line -----------------------------------------------------------------------
 
 
-def parse_args(args_class, positive=()):
+def parse_args(args_class, positive=(), min_mask_width=None):
     """A trainer's args from its command line (tyro reads args_class, whose field docstrings are --help), or with
-    --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` is
-    passed to) and given CleanRL's run name if none was given. A new run may not take the folder
+    --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` and
+    `min_mask_width` are passed to) and given CleanRL's run name if none was given. A new run may not take the folder
     of another. Returns (args, checkpoint), the checkpoint None for a new run."""
     args = tyro.cli(args_class)
     checkpoint = None
     if args.resume:
         args, checkpoint = resume_args(args.resume, args, args_class)
-    check_common_args(args, positive=positive)
+    check_common_args(args, positive=positive, min_mask_width=min_mask_width)
     if args.run_name is None:
         args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
     if checkpoint is None:
@@ -47,10 +47,11 @@ def parse_args(args_class, positive=()):
     return args, checkpoint
 
 
-def check_common_args(args, positive=()):
+def check_common_args(args, positive=(), min_mask_width=None):
     """Refuse contradictory or impossible settings of the flags every trainer has (the guide, masking,
-    evaluation, checkpoints) with one line; `positive` names trainer-specific fields that must be > 0.
-    Warns when the run is too short to reach its first update."""
+    evaluation, checkpoints) with one line; `positive` names trainer-specific fields that must be > 0, and
+    `min_mask_width` a trainer's least --mask-width (None: any width above 0). Warns when the run is too short to
+    reach its first update."""
     guides = [flag for flag, on in [("--llm-policy", args.llm_policy), ("--expert-model", args.expert_model),
                                     ("--random-guide", args.random_guide)] if on]  # fmt: skip
     problems = []
@@ -58,8 +59,10 @@ def check_common_args(args, positive=()):
         problems.append(f"choose one guide, not {' and '.join(guides)}")
     if not guides and (not args.masking_aware or not args.epsilon_masking):
         problems.append("--no-masking-aware and --no-epsilon-masking are CAMEL ablations and need a guide")
-    if not 0 < args.mask_width <= 2:
+    if min_mask_width is None and not 0 < args.mask_width <= 2:
         problems.append(f"--mask-width must be in (0, 2], got {args.mask_width}")
+    if min_mask_width is not None and not min_mask_width <= args.mask_width <= 2:
+        problems.append(f"--mask-width must be in [{min_mask_width:g}, 2] (see --help), got {args.mask_width:g}")
     if not 0 < args.epsilon_fraction <= 1:
         problems.append(f"--epsilon-fraction must be in (0, 1], got {args.epsilon_fraction}")
     for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
@@ -256,6 +259,11 @@ class Run:
         self.stop_request = StopRequest()
         print(f"run {args.run_name}: {args.env_id}, {self.algorithm}, guide {self.guide.name if self.guide else f'none ({self.algorithm} baseline)'}, "
               f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {self.run_dir}", flush=True)  # fmt: skip
+        if self.checkpoint and self.start_step % args.eval_frequency == 0:
+            # the evaluation logged at this step before the checkpoint was purged with the points after it
+            # (purge_step above), and the loop only evaluates after a step: evaluate again (it draws nothing from
+            # the training's random generators, so the run continues as if it had never stopped)
+            self.evaluate(self.start_step)
         self.start_time = time.time()
         self.progress = Progress(args.total_timesteps, self.start_step)
         frequency = args.checkpoint_frequency

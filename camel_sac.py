@@ -28,6 +28,8 @@ from camel_common import BatchedCritics, ReplayBuffer, draw_bounds, epsilon_at, 
 from camel_guide import action_scale_bias, to_env_units
 from camel_run import Run, parse_args
 
+MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
+
 
 @dataclass
 class Args:
@@ -88,7 +90,9 @@ class Args:
     """guide with a uniformly random action at every step (the paper's random-masking control)"""
     # CAMEL: masking
     mask_width: float = 0.6
-    """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1] (camel_td3.py's width, not tuned for SAC)"""
+    """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1] (camel_td3.py's width, not
+    tuned for SAC); at least 0.001: log pi subtracts the log of the box's width and log_prob_in_box adds it back, and
+    bounds in float32 cannot tell a box much narrower from a point (w = 1e-8 gave NaN at the first update)"""
     epsilon_fraction: float = 0.5
     """epsilon masking: the masking probability falls linearly from 1 to 0 over this fraction of total-timesteps"""
     masking_aware: bool = True
@@ -273,7 +277,7 @@ def update_temperature(data, actor, log_alpha, a_optimizer, target_entropy):
 
 
 if __name__ == "__main__":
-    args, checkpoint = parse_args(Args, positive=["policy_frequency", "target_network_frequency"])
+    args, checkpoint = parse_args(Args, positive=["policy_frequency", "target_network_frequency"], min_mask_width=MIN_MASK_WIDTH)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)

@@ -1,18 +1,29 @@
 """camel_run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
-generator, and refuses one that lacks a module; resuming names what is missing; the common argument checks refuse
-bad flags and warn about a run too short to learn; a missing expert file is never looked up on the Hub."""
+generator, and refuses one that lacks a module; resuming names what is missing and, from a checkpoint on an
+evaluation step, evaluates there again (both trainers); the common argument checks refuse bad flags and warn about a
+run too short to learn; a missing expert file is never looked up on the Hub."""
 
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from camel_guide import Guide
 from camel_run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -114,6 +125,16 @@ def test_common_checks_refuse_bad_flags_and_trainer_specific_ones(changes, messa
         check_common_args(TinyArgs(**changes), positive=["policy_frequency"])
 
 
+@pytest.mark.parametrize("width, least, message", [(0.0, None, "--mask-width must be in (0, 2], got 0.0"), (2.5, None, "(0, 2]"),
+                                                   (1e-8, 1e-3, "--mask-width must be in [0.001, 2] (see --help), got 1e-08")])  # fmt: skip
+def test_common_checks_refuse_a_mask_width_outside_the_trainers_range(width, least, message):
+    with pytest.raises(SystemExit) as refused:
+        check_common_args(TinyArgs(mask_width=width), min_mask_width=least)
+    assert str(refused.value).startswith("error: ") and message in str(refused.value)
+    check_common_args(TinyArgs(mask_width=1e-3), min_mask_width=1e-3)  # the least width itself passes
+    check_common_args(TinyArgs(mask_width=1e-8))  # and any width above 0 where the trainer sets no least
+
+
 def test_common_checks_warn_when_no_update_will_happen(capsys):
     check_common_args(TinyArgs(total_timesteps=101, learning_starts=100))
     assert "warning: no update will happen: the first is at step 101" in capsys.readouterr().err
@@ -130,3 +151,56 @@ def test_missing_expert_file_says_no_such_file_and_how_to_fetch_one(tmp_path):
     model.write_bytes(b"")
     assert expert_model_file(str(model), "Hopper-v4") == str(model)
 
+
+# --- resuming: a checkpoint on an evaluation step ------------------------------------------------------------
+
+
+def trainer(script, cwd, *args, **popen):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    command = [sys.executable, str(REPO / script), *args]
+    if popen:
+        return subprocess.Popen(command, cwd=cwd, env=env, **popen)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def eval_points(path):
+    """(step, value) of every eval/episodic_return event in one event file, purged or not."""
+    points = []
+    for event in EventFileLoader(str(path)).Load():
+        for value in event.summary.value:
+            if value.tag == "eval/episodic_return":
+                points.append((event.step, value.simple_value if value.HasField("simple_value") else float(value.tensor.float_val[0])))
+    return points
+
+
+@pytest.mark.parametrize("script", ["camel_td3.py", "camel_sac.py"])
+def test_a_run_resumed_from_a_checkpoint_on_an_evaluation_step_keeps_that_evaluation(tmp_path, script):
+    # Pendulum's episodes are 200 steps, so the checkpoint due at step 400 is taken at step 400 itself, right after
+    # the evaluation logged there; the resumed writer purges the points from step 400 on, that one among them
+    args = ["--env-id", "Pendulum-v1", "--total-timesteps", "800", "--learning-starts", "200", "--batch-size", "32",
+            "--eval-frequency", "400", "--eval-episodes", "1", "--checkpoint-frequency", "400", "--torch-threads", "1"]  # fmt: skip
+    whole = trainer(script, tmp_path, *args, "--run-name", "whole")
+    assert whole.returncode == 0, whole.stderr
+
+    process = trainer(script, tmp_path, *args, "--run-name", "killed", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoint = tmp_path / "runs/killed/checkpoint.pt"
+    deadline = time.time() + 240
+    while not checkpoint.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert torch.load(checkpoint, weights_only=False)["global_step"] == 400
+    files_before = set((tmp_path / "runs/killed").glob("events.out.tfevents.*"))
+
+    resumed = trainer(script, tmp_path, "--resume", "runs/killed")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming killed at step 400" in resumed.stderr
+    (new_file,) = set((tmp_path / "runs/killed").glob("events.out.tfevents.*")) - files_before
+    assert [step for step, _ in eval_points(new_file)] == [400, 800]  # the resumed process evaluated at 400 once
+    shown = EventAccumulator(str(tmp_path / "runs/killed"))
+    shown.Reload()
+    whole_shown = EventAccumulator(str(tmp_path / "runs/whole"))
+    whole_shown.Reload()
+    curve = [(e.step, e.value) for e in shown.Scalars("eval/episodic_return")]
+    assert [step for step, _ in curve] == [400, 800]  # what TensorBoard shows: each evaluation once
+    assert curve == [(e.step, e.value) for e in whole_shown.Scalars("eval/episodic_return")]  # as if it had never stopped

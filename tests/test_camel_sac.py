@@ -1,5 +1,5 @@
 """camel_sac.py: the masking-aware stochastic actor (its log-probability is the change of variables onto the box,
-by hand and by integration; its samples stay in the box), SAC's entropy terms
+by hand and by integration; its samples stay in the box; the least mask width keeps it finite), SAC's entropy terms
 measured against the box (the critics' target and the temperature, by hand on stub networks), the soft Q-networks
 computed as one batched pair, what the loop stores, and the command line."""
 
@@ -20,10 +20,10 @@ import tyro
 
 import camel_sac
 import camel_td3
-from camel_common import BatchedCritics, ReplayBatch
+from camel_common import BatchedCritics, ReplayBatch, mask_bounds
 from camel_guide import expert_policy, to_env_units
 from camel_sac import (
-    LOG_STD_MAX, LOG_STD_MIN, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
+    LOG_STD_MAX, LOG_STD_MIN, MIN_MASK_WIDTH, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,6 +159,30 @@ def test_plain_sac_actor_is_cleanrls(hopper):
     torch.testing.assert_close(action, y * actor.action_scale + actor.action_bias)
     torch.testing.assert_close(log_prob, cleanrl_log_prob, rtol=1e-4, atol=1e-4)  # the 1e-6 in CleanRL's log is the difference
     torch.testing.assert_close(mean_action, torch.tanh(mean) * actor.action_scale + actor.action_bias)
+
+
+@pytest.mark.parametrize("centre", [-1.0, -0.3, 0.0, 0.9999, 1.0])
+def test_boxes_of_the_least_mask_width_give_finite_log_probabilities_where_narrower_ones_give_nan(hopper, centre):
+    # log pi subtracts log((high - low) / 2) and log_prob_in_box adds it back: a box that float32 bounds (as the
+    # replay buffer stores them) cannot tell from a point gives inf - inf. Near +-1 a box of width 1e-8 is such a box
+    torch.manual_seed(0)
+    actor = Actor(hopper)
+    for width in [MIN_MASK_WIDTH, 1e-8]:
+        low, high = (torch.tensor(np.tile(bound, (256, 1)), dtype=torch.float32) for bound in mask_bounds(np.full(3, centre), width))
+        collapsed = bool((high <= low).any())
+        action, log_prob, _ = actor.get_action(torch.randn(256, 11), low, high)
+        assert bool(torch.isfinite(log_prob_in_box(log_prob, low, high)).all()) == (not collapsed), (width, centre)
+        assert torch.all(action >= low) and torch.all(action <= high)
+        assert collapsed == (width == 1e-8 and abs(centre) > 0.5)  # never at the least width
+    assert MIN_MASK_WIDTH == 1e-3
+
+
+def test_a_mask_width_below_the_least_is_refused_with_one_error_line(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO / "camel_sac.py"), "--random-guide", "--mask-width", "1e-8", "--total-timesteps", "100"],
+                            cwd=tmp_path, env=trainer_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == ["error: --mask-width must be in [0.001, 2] (see --help), got 1e-08"]
+    assert not (tmp_path / "runs").exists()
 
 
 # --- SAC's entropy terms, measured against the box ------------------------------------------------------
