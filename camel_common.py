@@ -1,7 +1,8 @@
 """What camel_td3.py and camel_sac.py share that is not their algorithm, imported by both, so that each trainer
 file holds its own algorithm and the two stay peers (neither imports the other):
 
-- the env: CleanRL's make_env, and the env and guide of a run, checked before its run folder is written;
+- the env: CleanRL's make_env, and the env and guide of a run, checked before its run folder is written (a mistake is
+  a UsageError: one `error:` line, exit status 2);
 - CAMEL's action bounds: the box around the guide's action, the epsilon-masking schedule, and the draw that
   gives a step its bounds (the guides themselves are in camel_guide.py);
 - the replay buffer, which keeps the bounds of s and of s' beside each transition;
@@ -11,6 +12,7 @@ file holds its own algorithm and the two stay peers (neither imports the other):
 The loop's run bookkeeping (writer, checkpoints, resuming, charts, evaluations, stopping) is camel_run.py's.
 """
 
+import sys
 import warnings
 from typing import NamedTuple
 
@@ -27,6 +29,17 @@ warnings.filterwarnings("ignore", message=r".*is out of date\. You should consid
 
 
 # ---- The env ------------------------------------------------------------------------------------------------------
+class UsageError(SystemExit):
+    """A mistake in the command (a flag, a file, the env, a guide) found before the run starts: its message, one
+    `error: ...` line, goes to stderr as it is raised, and the trainer exits with status 2, as evaluate_policy.py and
+    generate_policy.py do for such mistakes."""
+
+    def __init__(self, problem):
+        super().__init__(f"error: {problem}")  # str(e) is the line
+        self.code = 2  # what Python exits with; the line is printed here, since Python prints no message for a number
+        print(self, file=sys.stderr)
+
+
 def make_env(env_id, seed, idx, capture_video, run_name):
     def thunk():
         if capture_video and idx == 0:
@@ -47,9 +60,9 @@ def checked_env(make_env_thunk, env_id):
     try:
         env = make_env_thunk()
     except gym.error.Error as e:
-        raise SystemExit(f"error: --env-id {env_id}: {e}")
+        raise UsageError(f"--env-id {env_id}: {e}")
     if not isinstance(env.action_space, gym.spaces.Box):
-        raise SystemExit(f"error: {env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
+        raise UsageError(f"{env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
     return env
 
 
@@ -64,7 +77,7 @@ def make_env_and_guide(args, rng):
         guide = make_guide(eval_env, llm_policy=args.llm_policy, expert_model=args.expert_model, random_guide=args.random_guide,
                            rng=rng, seed=args.seed, call_timeout=args.guide_timeout)  # fmt: skip
     except GuideError as e:
-        raise SystemExit(f"error: {e}")
+        raise UsageError(str(e))
     return env, eval_env, guide
 
 

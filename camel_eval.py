@@ -9,7 +9,7 @@ What is evaluated:
 - a guide file `policy(obs)` (.py), loaded with camel_guide.load_guide, the same gate camel_td3.py uses (static
   checks, then a trial on sample observations), and read as camel_td3.py reads it: normalised to [-1, 1], then
   mapped to the env's units;
-- a trained agent (.cleanrl_model, CleanRL's format, as `camel_td3.py --save-model` and camel_sac.py save it),
+- a trained agent (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save it at the end of a run),
   loaded with camel_guide.expert_policy: its actor's deterministic action, with the full bounds for a masking-aware
   actor, as the trainers' own unmasked evaluation runs it. A model file is weights (torch.load with
   weights_only=True), so it skips the Python checks; it is refused with one line if it is not a CleanRL-format

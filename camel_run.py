@@ -1,30 +1,40 @@
 """Run bookkeeping shared by the trainers (camel_td3.py and camel_sac.py), kept out of their way as CleanRL keeps
 its helpers in cleanrl_utils/. None of this is the algorithm:
 
-- reading and checking the command line before anything is written (a failed start leaves no run folder);
+- reading and checking the command line before anything is written (a failed start leaves no run folder; a mistake
+  is one `error:` line and exit status 2);
 - the loop's bookkeeping (Run): the TensorBoard writer, the charts logged every 100 steps, the unmasked
   evaluations, checkpoints between episodes, stopping on Ctrl-C or SIGTERM at a consistent point, resuming, the
   progress display and the finished summary;
-- checkpoints that continue a run exactly (every module's state and every random generator);
+- checkpoints that continue a run exactly (every module's state, every random generator and, when a run is stopped
+  in the middle of an episode, that episode: the env's whole state, its wrappers' counters, the observation and its
+  bounds);
 - torch.compile with an eager fallback;
+- the agent at the end: where it was saved, what to run next, and the upload with --upload-model (camel_hub.py);
 - finding an expert model: a local file, or a Hugging Face repo id fetched once from the Hub.
 """
 
+import copy
+import glob
 import json
 import os
+import pickle
 import random
 import re
 import signal
 import sys
 import time
+from collections import deque
 from dataclasses import asdict, fields
+
+import gymnasium as gym
 
 import numpy as np
 import torch
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_common import evaluate
+from camel_common import UsageError, evaluate
 from camel_guide import guide_file_record
 
 # ---- Before the run: the command line -----------------------------------------------------------------------
@@ -70,8 +80,15 @@ def check_common_args(args, positive=(), min_mask_width=None):
             problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
+    if args.upload_model is not None:
+        from camel_hub import upload_problem
+
+        if not args.save_model:
+            problems.append("--upload-model uploads the saved model; drop --no-save-model")
+        problems.append(upload_problem(args.upload_model))  # the repo id's form, a token
+    problems = [problem for problem in problems if problem]
     if problems:
-        raise SystemExit(f"error: {problems[0]}")
+        raise UsageError(problems[0])
     if not updates_happen(args):
         print(f"warning: no update will happen: the first is at step {args.learning_starts + 1} (after --learning-starts "
               f"{args.learning_starts}), but --total-timesteps {args.total_timesteps} ends the run before it; "
@@ -87,9 +104,9 @@ def updates_happen(args):
 def check_new_run_dir(run_dir):
     """A new run never overwrites another: refuse a folder that holds an unfinished or a finished run."""
     if os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
-        raise SystemExit(f"error: {run_dir} holds an unfinished run; continue it with --resume {run_dir} or pick another --run-name")
+        raise UsageError(f"{run_dir} holds an unfinished run; continue it with --resume {run_dir} or pick another --run-name")
     if os.path.exists(os.path.join(run_dir, "finished.json")):
-        raise SystemExit(f"error: {run_dir} holds a finished run; pick another --run-name")
+        raise UsageError(f"{run_dir} holds a finished run; pick another --run-name")
 
 
 # ---- Stopping ------------------------------------------------------------------------------------------------
@@ -97,10 +114,14 @@ def check_new_run_dir(run_dir):
 
 class StopRequest:
     """Ctrl-C or SIGTERM (a cluster's preemption, `kill`) asks the loop to stop at the end of the current step,
-    where the state is consistent, and save a checkpoint there. A second signal stops at once, unsaved."""
+    where the state is consistent, and save a checkpoint there. A second signal stops at once, unsaved.
+
+    For tests, CAMEL_STOP_AT_STEP=N in the environment makes the process send itself SIGINT at the end of its Nth
+    step, as a Ctrl-C during that step would, so a test can stop a run at a step it chooses."""
 
     def __init__(self):
         self.signal = None
+        self.test_step = int(os.environ.get("CAMEL_STOP_AT_STEP", "0"))
         signal.signal(signal.SIGINT, self.handle)
         signal.signal(signal.SIGTERM, self.handle)
 
@@ -109,16 +130,23 @@ class StopRequest:
             raise KeyboardInterrupt
         self.signal = signum
 
+    def requested(self, steps_done):
+        """Whether a stop was asked for, at the end of a step that made the step count `steps_done`."""
+        if steps_done == self.test_step:
+            signal.raise_signal(signal.SIGINT)  # delivered and handled before this returns
+        return self.signal is not None
+
 
 # ---- Checkpoints: everything needed to continue a run as if it had never stopped -------------------------------
 
 
 def rng_state(rng, env):
     """Every random generator a run draws from: Python's, NumPy's global and `rng` (a numpy Generator), torch's
-    (and CUDA's, once used), and the env's."""
+    (and CUDA's, once used), the env's, and its action and observation spaces'."""
     return {"python": random.getstate(), "numpy_global": np.random.get_state(), "numpy": rng.bit_generator.state,
             "torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None,
-            "env": env.unwrapped.np_random.bit_generator.state}  # fmt: skip
+            "env": env.unwrapped.np_random.bit_generator.state,
+            "spaces": [space.np_random.bit_generator.state for space in (env.action_space, env.observation_space)]}  # fmt: skip
 
 
 def restore_rng_state(state, rng, env):
@@ -129,6 +157,79 @@ def restore_rng_state(state, rng, env):
     if state["cuda"] is not None and torch.cuda.is_initialized():
         torch.cuda.set_rng_state(state["cuda"])
     env.unwrapped.np_random.bit_generator.state = state["env"]
+    for space, space_state in zip((env.action_space, env.observation_space), state.get("spaces", [])):  # older: none
+        space.np_random.bit_generator.state = space_state
+
+
+# An episode under way is the env's state: the simulator's (for MuJoCo, its whole MjData: positions, velocities,
+# actuator activations, time, the solver's warm start, and what the last step computed, such as the body positions
+# Ant's reward reads) and every wrapper's counters (TimeLimit's elapsed steps, RecordEpisodeStatistics' running return
+# and length). Attributes that are plain data are copied; the constant parts (spaces, spec, the MuJoCo model and
+# renderer) are left; an env holding anything else (a Box2D world) cannot be saved mid-episode.
+CONSTRUCTOR_RECORDS = ("env", "_saved_kwargs", "_ezpickle_args", "_ezpickle_kwargs")  # how it was made, not its state
+VIDEO_FRAMES = ("recorded_frames", "render_history")  # RecordVideo's frames of the video under way are not kept
+
+
+def is_plain(value):
+    """Numbers, strings, arrays, and lists, tuples, deques and dicts of them: state that copies as it is."""
+    if value is None or isinstance(value, (bool, int, float, str, np.ndarray, np.generic)):
+        return True
+    if isinstance(value, (list, tuple, deque)):
+        return all(is_plain(v) for v in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and is_plain(v) for k, v in value.items())
+
+
+def is_constant(value):
+    """Parts of an env that stepping does not change (the random generators are saved with the others)."""
+    from gymnasium.envs.registration import EnvSpec
+
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    return isinstance(value, (gym.Space, EnvSpec, np.random.Generator)) or callable(value) or kind in (
+        "mujoco._structs.MjModel", "gymnasium.envs.mujoco.mujoco_rendering.MujocoRenderer")  # fmt: skip
+
+
+def env_layers(env):
+    """The env and every env it wraps, outermost first."""
+    layers = [env]
+    while isinstance(layers[-1], gym.Wrapper):
+        layers.append(layers[-1].env)
+    return layers
+
+
+def env_state(env):
+    """The state of an episode under way in `env` as [(layer type, {attribute: value})], outermost first; or, when
+    some part of it cannot be saved, a string naming that part."""
+    state = []
+    for layer in env_layers(env):
+        attributes = {}
+        for name, value in vars(layer).items():
+            if name in CONSTRUCTOR_RECORDS or name in VIDEO_FRAMES or is_constant(value):
+                continue
+            if type(value).__name__ == "MjData":
+                value = pickle.dumps(value)  # the whole simulator state, restored with mujoco.mj_copyData
+            elif not is_plain(value):
+                return f"{type(layer).__name__}.{name} ({type(value).__name__})"
+            attributes[name] = copy.deepcopy(value)
+        if isinstance(layer, gym.wrappers.RecordVideo):
+            attributes["recording"] = False  # the video under way is lost; later ones are numbered on
+        state.append((type(layer).__name__, attributes))
+    return state
+
+
+def restore_env_state(env, state):
+    """Put an episode saved by env_state back into a freshly made env of the same id."""
+    layers = env_layers(env)
+    if [type(layer).__name__ for layer in layers] != [name for name, _ in state]:
+        raise UsageError(f"the checkpoint's episode was saved from an env wrapped as {' > '.join(n for n, _ in state)}, this one is "
+                         f"{' > '.join(type(layer).__name__ for layer in layers)}; resume it with the versions that started it")  # fmt: skip
+    for layer, (_, attributes) in zip(layers, state):
+        for name, value in attributes.items():
+            if isinstance(value, bytes) and type(getattr(layer, name, None)).__name__ == "MjData":
+                import mujoco
+
+                mujoco.mj_copyData(getattr(layer, name), layer.model, pickle.loads(value))
+            else:
+                setattr(layer, name, copy.deepcopy(value))
 
 
 class Checkpoints:
@@ -136,30 +237,43 @@ class Checkpoints:
 
     `modules` is a dict of anything with state_dict() / load_state_dict(): networks, optimisers, the replay
     buffer, the guide's call counts. `counters` is a dict of plain numbers, restored in place. Each checkpoint
-    also holds the run's args, the next step to take and every random generator (see rng_state)."""
+    also holds the run's args, the next step to take, every random generator (see rng_state) and the episode
+    under way, if any: the loop's (obs, low, high, masked) for that step and the env's state (see env_state)."""
 
     def __init__(self, path, args, modules, counters, rng, env):
         self.path, self.args, self.modules, self.counters, self.rng, self.env = path, args, modules, counters, rng, env
 
-    def save(self, global_step):
-        """Save the state before `global_step`, atomically: a kill during the save leaves the previous checkpoint intact."""
+    def save(self, global_step, episode=None):
+        """Save the state before `global_step`, atomically: a kill during the save leaves the previous checkpoint
+        intact. `episode`: the loop's (obs, low, high, masked) in the middle of an episode, None between episodes.
+        Returns None, or what kept the episode from being saved (it is then dropped: the resumed run starts a new one)."""
+        env, dropped = (env_state(self.env), None) if episode is not None else (None, None)
+        if isinstance(env, str):
+            env, dropped = None, env
         state = {"args": asdict(self.args), "global_step": global_step, "counters": dict(self.counters),
-                 **{name: module.state_dict() for name, module in self.modules.items()}, "rng": rng_state(self.rng, self.env)}  # fmt: skip
+                 **{name: module.state_dict() for name, module in self.modules.items()}, "rng": rng_state(self.rng, self.env),
+                 "episode": None if env is None else {"loop": episode, "env": env}}  # fmt: skip
         torch.save(state, self.path + ".tmp")
         os.replace(self.path + ".tmp", self.path)
+        return dropped
 
     def restore(self, checkpoint):
-        """Load a checkpoint (from load_checkpoint) into the modules, counters and random generators; returns the
-        step to continue from."""
+        """Load a checkpoint (from load_checkpoint) into the modules, counters, random generators and, if it was
+        saved in the middle of an episode, the env; returns the step to continue from and the loop's (obs, low, high,
+        masked) there (None between episodes)."""
         missing = [name for name in self.modules if name not in checkpoint]
         if missing:
-            raise SystemExit(f"error: the checkpoint holds no {', '.join(missing)}: an older version of the trainer wrote it "
+            raise UsageError(f"the checkpoint holds no {', '.join(missing)}: an older version of the trainer wrote it "
                              "(one that stored its networks otherwise); finish that run with the version that started it")  # fmt: skip
         for name, module in self.modules.items():
             module.load_state_dict(checkpoint[name])
         self.counters.update(checkpoint["counters"])
         restore_rng_state(checkpoint["rng"], self.rng, self.env)
-        return checkpoint["global_step"]
+        episode = checkpoint.get("episode")  # older checkpoints: always between episodes
+        if episode is None:
+            return checkpoint["global_step"], None
+        restore_env_state(self.env, episode["env"])
+        return checkpoint["global_step"], episode["loop"]
 
 
 def load_checkpoint(path):
@@ -171,26 +285,30 @@ def load_checkpoint(path):
 
 
 MACHINE_SETTINGS = ("cuda", "torch_threads")  # describe the machine, not the experiment
+AFTER_RUN_SETTINGS = ("upload_model",)  # what happens after the run: the resuming command's, else the run's own
 
 
 def resume_args(resume, cli_args, args_class):
     """The args of the run being resumed (an instance of args_class) and its checkpoint, loaded. Flags given on
     the command line that differ from the run's own are reported and ignored, except the machine settings."""
     if not os.path.exists(resume):
-        raise SystemExit(f"error: --resume {resume}: no such run folder")
+        raise UsageError(f"--resume {resume}: no such run folder")
     path = os.path.join(resume, "checkpoint.pt") if os.path.isdir(resume) else resume
     if not os.path.isfile(path):
         if os.path.isfile(os.path.join(resume, "finished.json")):
-            raise SystemExit(f"error: the run in {resume} already finished; there is nothing to resume")
-        raise SystemExit(f"error: --resume {resume}: no checkpoint.pt there (runs save one every --checkpoint-frequency "
+            raise UsageError(f"the run in {resume} already finished; there is nothing to resume")
+        raise UsageError(f"--resume {resume}: no checkpoint.pt there (runs save one every --checkpoint-frequency "
                          "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
     checkpoint = load_checkpoint(path)
     saved = checkpoint["args"]
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
     for name in MACHINE_SETTINGS:
         setattr(args, name, getattr(cli_args, name))
+    for name in AFTER_RUN_SETTINGS:
+        if getattr(cli_args, name, None) is not None:
+            setattr(args, name, getattr(cli_args, name))
     defaults = args_class()
-    ignored = [f.name for f in fields(args_class) if f.name not in ("resume", *MACHINE_SETTINGS)
+    ignored = [f.name for f in fields(args_class) if f.name not in ("resume", *MACHINE_SETTINGS, *AFTER_RUN_SETTINGS)
                and getattr(cli_args, f.name) != getattr(defaults, f.name) and getattr(cli_args, f.name) != getattr(args, f.name)]  # fmt: skip
     if ignored:
         print(f"warning: resuming uses the run's own settings; ignoring --{', --'.join(n.replace('_', '-') for n in ignored)}", file=sys.stderr)
@@ -222,12 +340,13 @@ class Run:
         self.args, self.script, self.checkpoint, self.env, self.eval_env = args, script, checkpoint, env, eval_env
         self.guide, self.rng, self.device, self.algorithm = guide, rng, device, algorithm
         self.run_dir = f"runs/{args.run_name}"
+        self.model_path = f"{self.run_dir}/{args.exp_name}.cleanrl_model"  # where the trainer saves the agent (CleanRL's)
         self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
         if args.track:
             try:
                 import wandb
             except ImportError:
-                raise SystemExit("error: --track needs Weights and Biases: pip install wandb")
+                raise UsageError("--track needs Weights and Biases: pip install wandb")
             wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
                        name=args.run_name, monitor_gym=True, save_code=True, resume="allow", id=args.run_name)  # fmt: skip
         # purge_step hides curve points logged after the checkpoint by an interrupted process (or, on a fresh
@@ -238,24 +357,26 @@ class Run:
                 "hyperparameters",
                 "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
             )
-        self.counters = {"episodes": 0}
-        self.window_masked = self.window_steps = 0  # CAMEL: masked steps since the last charts/masked_fraction point
+        # CAMEL: window_masked of window_steps were masked since the last charts/masked_fraction point
+        self.counters = {"episodes": 0, "window_masked": 0, "window_steps": 0}
         self.last_return = self.eval_return = None
         self.progress = None
 
     def start(self, modules, policy):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
         guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated; restore them
-        when resuming. Returns the step the loop starts from."""
+        when resuming. Returns the step the loop starts from and the loop's (obs, low, high, masked) there: obs None
+        when an episode starts at the top of the loop, else those of the episode a stopped run was in (the env is
+        restored to that episode)."""
         args = self.args
         self.policy = policy
         if self.guide is not None:
             modules = {**modules, "guide": self.guide}
         self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
-        self.start_step = 0
+        self.start_step, episode = 0, None
         if self.checkpoint:
-            self.start_step = self.checkpoints.restore(self.checkpoint)
-            print(f"resuming {args.run_name} at step {self.start_step}", file=sys.stderr)
+            self.start_step, episode = self.checkpoints.restore(self.checkpoint)
+            print(f"resuming {args.run_name} at step {self.start_step}{' in the middle of an episode' if episode else ''}", file=sys.stderr)
         self.stop_request = StopRequest()
         print(f"run {args.run_name}: {args.env_id}, {self.algorithm}, guide {self.guide.name if self.guide else f'none ({self.algorithm} baseline)'}, "
               f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {self.run_dir}", flush=True)  # fmt: skip
@@ -268,7 +389,7 @@ class Run:
         self.progress = Progress(args.total_timesteps, self.start_step)
         frequency = args.checkpoint_frequency
         self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
-        return self.start_step
+        return self.start_step, episode or (None, None, None, None)
 
     def evaluate(self, step):
         """Unmasked evaluation (camel_common.evaluate), logged as eval/episodic_return and eval/episodic_length at `step`."""
@@ -279,12 +400,13 @@ class Run:
         if self.progress is not None:
             self.progress.update(step, eval=self.eval_return)
 
-    def after_step(self, global_step, info, epsilon, masked, episode_over):
-        """The end of step `global_step` (whose info, epsilon and mask are given): every 100 steps the charts and
-        the progress display, every eval_frequency steps (and at the last) an unmasked evaluation, at the first
-        episode end after every checkpoint_frequency steps a checkpoint, and on a stop request a checkpoint and exit."""
-        args = self.args
-        self.window_masked, self.window_steps = self.window_masked + masked, self.window_steps + 1
+    def after_step(self, global_step, info, epsilon, masked, episode_over, next_state):
+        """The end of step `global_step` (whose info, epsilon and mask are given; next_state is the loop's (next_obs,
+        next_low, next_high, next_masked)): every 100 steps the charts and the progress display, every eval_frequency
+        steps (and at the last) an unmasked evaluation, at the first episode end after every checkpoint_frequency
+        steps a checkpoint, and on a stop request a checkpoint (with the episode under way) and exit."""
+        args, counters = self.args, self.counters
+        counters["window_masked"], counters["window_steps"] = counters["window_masked"] + masked, counters["window_steps"] + 1
         if "episode" in info:
             self.last_return = float(info["episode"]["r"])
             self.counters["episodes"] += 1
@@ -294,9 +416,9 @@ class Run:
             self.writer.add_scalar("charts/SPS", sps, global_step)
             # CAMEL: epsilon, the share of steps masked since the last point, and the guide's failed calls
             self.writer.add_scalar("charts/epsilon", epsilon, global_step)
-            self.writer.add_scalar("charts/masked_fraction", self.window_masked / self.window_steps, global_step)
+            self.writer.add_scalar("charts/masked_fraction", counters["window_masked"] / counters["window_steps"], global_step)
             self.writer.add_scalar("charts/guide_failures", self.guide.failures if self.guide else 0, global_step)
-            self.window_masked = self.window_steps = 0
+            counters["window_masked"] = counters["window_steps"] = 0
             self.progress.update(global_step + 1, sps=sps, epsilon=round(epsilon, 3) if self.guide else None,
                                  **{"return": self.last_return, "eval": self.eval_return})  # fmt: skip
 
@@ -308,10 +430,14 @@ class Run:
             self.checkpoints.save(global_step + 1)
             self.next_checkpoint = ((global_step + 1) // args.checkpoint_frequency + 1) * args.checkpoint_frequency
 
-        if self.stop_request.signal is not None and global_step + 1 < args.total_timesteps:  # drops the unfinished episode
+        # a stop request: a checkpoint with the episode under way, so the resumed run continues it as if never stopped
+        if self.stop_request.requested(global_step + 1) and global_step + 1 < args.total_timesteps:
             self.progress.close()
-            self.checkpoints.save(global_step + 1)
+            dropped = self.checkpoints.save(global_step + 1, None if episode_over else next_state)
             self.writer.close()
+            if dropped:
+                print(f"\nwarning: the episode under way was dropped ({dropped} cannot be saved): the resumed run starts a new "
+                      "one here, so it will not be the run that never stopped", file=sys.stderr)  # fmt: skip
             print(f"\ninterrupted at step {global_step + 1}; continue with: python {self.script} --resume {self.run_dir}", file=sys.stderr)
             sys.exit(130)
         if global_step + 1 == args.total_timesteps:
@@ -324,7 +450,8 @@ class Run:
         sys.exit(f"\nstopped at once without saving; the last checkpoint (if any) is in {self.run_dir}")
 
     def finish(self):
-        """Mark the run finished (finished.json, the checkpoint removed), say how it ended, and close the envs and the writer."""
+        """Mark the run finished (finished.json, the checkpoint removed), say how it ended, where the model is and what
+        to run next, close the envs and the writer, and with --upload-model put the agent on the Hub (camel_hub.py)."""
         args, guide = self.args, self.guide
         finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
@@ -335,9 +462,17 @@ class Run:
         else:
             print(f"finished {args.run_name} without learning (no update before --total-timesteps {args.total_timesteps}): "
                   f"eval/episodic_return {self.eval_return:.1f} is the untrained actor's")  # fmt: skip
+        if args.save_model:
+            print(f"model saved to {self.model_path} (CleanRL's format)\n"
+                  f"  evaluate it:  python evaluate_policy.py --env-id {args.env_id} {self.model_path}\n"
+                  f"  guide with it: python {self.script} --env-id {args.env_id} --expert-model {self.model_path}")  # fmt: skip
         self.env.close()
         self.eval_env.close()
         self.writer.close()
+        if args.upload_model:
+            from camel_hub import upload_after_run
+
+            upload_after_run(self.run_dir, args.upload_model)
 
 
 # ---- Speed and display ----------------------------------------------------------------------------------------
@@ -415,27 +550,43 @@ def expert_model_file(model, env_id):
 
 
 def download_expert(repo_id, env_id):
-    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache).
-    Raises OSError (one line, with the command that fetches it elsewhere) when it cannot."""
+    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache): in a repo
+    named as CleanRL names its models ({env_id}-{exp_name}-seed{seed}), {exp_name}.cleanrl_model; in any other, the
+    repo's one .cleanrl_model file (as camel_hub.py uploads them). Raises OSError (one line, with the command that
+    fetches it elsewhere) when it cannot."""
     import socket
     from urllib.parse import urlparse
 
-    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub import HfApi, constants, hf_hub_download, snapshot_download
 
     match = CLEANRL_REPO_NAME.fullmatch(repo_id.split("/")[1])
-    filename = f"{match['exp_name'] if match else 'td3_continuous_action'}.cleanrl_model"
+    filename = f"{match['exp_name']}.cleanrl_model" if match else None  # None: ask the repo
     folder = f"experts/{match['env_id'] if match else env_id}"
     try:
-        return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
+        if filename:
+            return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
+        cached = glob.glob(os.path.join(snapshot_download(repo_id, allow_patterns="*.cleanrl_model", local_files_only=True), "*.cleanrl_model"))
+        if len(cached) == 1:
+            return cached[0]
     except Exception:
         pass  # not cached yet
-    offline_help = (f"Download it on a connected machine (`hf download {repo_id} {filename} --local-dir {folder}`) "
-                    f"and pass {folder}/{filename}, or train one with scripts/train_expert.sh.")  # fmt: skip
+    fetch = f"hf download {repo_id} {filename}" if filename else f'hf download {repo_id} --include "*.cleanrl_model"'
+    shown = f"{folder}/{filename}" if filename else f"the .cleanrl_model file in {folder}"
+    offline_help = (f"Download it on a connected machine (`{fetch} --local-dir {folder}`) and pass {shown}, or train one "
+                    "with scripts/train_expert.sh.")  # fmt: skip
     endpoint = urlparse(constants.ENDPOINT)
     try:  # fail in seconds, not after the Hub client's retries, when there is no network
         socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=5).close()
     except OSError:
         raise ConnectionError(f"the Hugging Face Hub ({constants.ENDPOINT}) is unreachable. {offline_help}") from None
+    try:
+        listed = None if filename else [name for name in HfApi().list_repo_files(repo_id) if name.endswith(".cleanrl_model") and "/" not in name]
+    except Exception as e:
+        raise ConnectionError(f"could not list the files of {repo_id} ({type(e).__name__}). {offline_help}") from None
+    if listed is not None and len(listed) != 1:
+        raise FileNotFoundError(f"{repo_id} holds {len(listed) or 'no'} .cleanrl_model files at its top level"
+                                f"{': ' + ', '.join(listed) if listed else ''}; download the one you mean and pass its path")  # fmt: skip
+    filename = filename or listed[0]
     try:
         return hf_hub_download(repo_id=repo_id, filename=filename)
     except Exception as e:

@@ -49,8 +49,12 @@ class Args:
     """the entity (team) of wandb's project"""
     capture_video: bool = False
     """whether to capture videos of the agent performances (check out `videos` folder)"""
-    save_model: bool = False
-    """whether to save the model as `runs/{run_name}/{exp_name}.cleanrl_model` (the actor's, qf1's and qf2's state dicts)"""
+    save_model: bool = True
+    """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model`
+    (the actor's, qf1's and qf2's state dicts, CleanRL's format; skip with --no-save-model)"""
+    upload_model: Optional[str] = None
+    """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
+    (owner/name, e.g. you/Hopper-v4-camel_sac-seed1; token from HF_TOKEN or `hf auth login`; camel_hub.py)"""
 
     # Algorithm specific arguments
     env_id: str = "Hopper-v4"
@@ -84,15 +88,16 @@ class Args:
     llm_policy: Optional[str] = None
     """path of a guide file defining `policy(obs) -> action in [-1, 1]` (e.g. policies/hopper.py)"""
     expert_model: Optional[str] = None
-    """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id such as
-    cleanrl/Hopper-v4-td3_continuous_action-seed1 (downloaded once, then cached)"""
+    """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id
+    (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
     """guide with a uniformly random action at every step (the paper's random-masking control)"""
     # CAMEL: masking
     mask_width: float = 0.6
-    """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1] (camel_td3.py's width, not
-    tuned for SAC); at least 0.001: log pi subtracts the log of the box's width and log_prob_in_box adds it back, and
-    bounds in float32 cannot tell a box much narrower from a point (w = 1e-8 gave NaN at the first update)"""
+    """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]
+    (camel_td3.py's width, not tuned for SAC); at least 0.001:
+    log pi subtracts the log of the box's width, and log_prob_in_box adds it back;
+    float32 bounds cannot tell a much narrower box from a point (w = 1e-8 gave NaN at the first update)"""
     epsilon_fraction: float = 0.5
     """epsilon masking: the masking probability falls linearly from 1 to 0 over this fraction of total-timesteps"""
     masking_aware: bool = True
@@ -327,16 +332,16 @@ if __name__ == "__main__":
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
 
     # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
-    # a resumed run restores them here. SAC is evaluated by its mean action, squashed into the full bounds
+    # a resumed run restores them here, and the episode it was stopped in: the env, obs and its bounds (obs None: an
+    # episode starts at the top of the loop). SAC is evaluated by its mean action, squashed into the full bounds
     modules = {"actor": actor, "qf1": qf1, "qf2": qf2, "qf1_target": qf1_target, "qf2_target": qf2_target,
                "q_optimizer": q_optimizer, "actor_optimizer": actor_optimizer, "replay_buffer": rb}  # fmt: skip
     if args.autotune:
         modules.update(temperature=temperature, a_optimizer=a_optimizer)
-    start_step = run.start(modules, policy=actor.deterministic)
+    start_step, (obs, low, high, masked) = run.start(modules, policy=actor.deterministic)
     if args.autotune:
         alpha = log_alpha.exp().item()  # a resumed run's
 
-    obs = None  # None: an episode starts at the top of the loop
     actor_loss = alpha_loss = entropy = None  # until the first actor update of this process
     try:
         for global_step in range(start_step, args.total_timesteps):
@@ -405,8 +410,9 @@ if __name__ == "__main__":
                     if alpha_loss is not None:
                         writer.add_scalar("losses/alpha_loss", alpha_loss.item(), global_step)
 
-            # charts every 100 steps, unmasked evaluations, checkpoints between episodes, a stop request (camel_run.py)
-            run.after_step(global_step, info, epsilon, masked, terminated or truncated)
+            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_run.py): a checkpoint
+            # keeps the episode under way, s' and its bounds, for a resumed run to continue
+            run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
             obs, low, high, masked = next_obs, next_low, next_high, next_masked
@@ -415,8 +421,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         run.stopped_at_once()
 
-    if args.save_model:
-        model_path = f"runs/{args.run_name}/{args.exp_name}.cleanrl_model"
-        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), model_path)
-        print(f"model saved to {model_path}")
-    run.finish()
+    if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
+        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
+    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)

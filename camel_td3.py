@@ -48,8 +48,11 @@ class Args:
     """the entity (team) of wandb's project"""
     capture_video: bool = False
     """whether to capture videos of the agent performances (check out `videos` folder)"""
-    save_model: bool = False
-    """whether to save the model as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format)"""
+    save_model: bool = True
+    """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
+    upload_model: Optional[str] = None
+    """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
+    (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_hub.py)"""
 
     # Algorithm specific arguments
     env_id: str = "Hopper-v4"
@@ -71,8 +74,8 @@ class Args:
     exploration_noise: float = 0.1
     """the scale of exploration noise"""
     learning_starts: int = 5000
-    """timestep to start learning (CleanRL's TD3 waits 25000; from 5000 CAMEL's unmasked agent gains while masking is
-    on and ends higher, on Hopper-v4 and Ant-v4: docs/design.md)"""
+    """timestep to start learning (CleanRL's TD3 waits 25000):
+    from 5000, CAMEL's unmasked agent gains while masking is on and ends higher, on Hopper-v4 and Ant-v4 (docs/design.md)"""
     policy_frequency: int = 2
     """the frequency of training policy (delayed)"""
     noise_clip: float = 0.5
@@ -82,14 +85,14 @@ class Args:
     llm_policy: Optional[str] = None
     """path of a guide file defining `policy(obs) -> action in [-1, 1]` (e.g. policies/hopper.py)"""
     expert_model: Optional[str] = None
-    """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id such as
-    cleanrl/Hopper-v4-td3_continuous_action-seed1 (downloaded once, then cached)"""
+    """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id
+    (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
     """guide with a uniformly random action at every step (the paper's random-masking control)"""
     # CAMEL: masking
     mask_width: float = 0.6
     """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]
-    (0.6 was chosen on Hopper-v4 from 0.1, 0.3, 0.6, 1.0: see the README)"""
+    (0.6 was chosen on Hopper-v4 from 0.1, 0.3, 0.6, 1.0: the mask width experiment in docs/design.md)"""
     epsilon_fraction: float = 0.5
     """epsilon masking: the masking probability falls linearly from 1 to 0 over this fraction of total-timesteps"""
     masking_aware: bool = True
@@ -117,8 +120,9 @@ class Args:
 
     # Speed (the same algorithm, computed faster; see docs/benchmark.md)
     flush_denormal: bool = True
-    """treat float32 values under 1.2e-38 as 0 on the CPU, as XLA does: Adam's moments of dead ReLU units decay
-    into that range, where x86 arithmetic runs many times slower (off: IEEE denormals, torch's default)"""
+    """treat float32 values under 1.2e-38 as 0 on the CPU, as XLA does:
+    Adam's moments of dead ReLU units decay into that range, where x86 arithmetic runs many times slower
+    (off: IEEE denormals, torch's default)"""
     fast_update: bool = True
     """compute the update with camel_td3_fast.py (both critics as one batched network, the gradients written out):
     the same update up to float rounding, 1.12x as fast per update on one thread of an Intel(R) Xeon(R) Processor
@@ -295,11 +299,11 @@ if __name__ == "__main__":
         update_actor = CompiledOrEager(update_actor, mode)
 
     # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
-    # a resumed run restores them here. The actor, under the full bounds, is what the unmasked evaluations run
-    start_step = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor, "qf1_target": qf1_target,
-                            "qf2_target": qf2_target, "q_optimizer": q_optimizer, "actor_optimizer": actor_optimizer,
-                            "replay_buffer": rb}, policy=actor)  # fmt: skip
-    obs = None  # None: an episode starts at the top of the loop
+    # a resumed run restores them here, and the episode it was stopped in: the env, obs and its bounds (obs None: an
+    # episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked evaluations run
+    start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
+                                                      "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
+                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
     actor_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     try:
         for global_step in range(start_step, args.total_timesteps):
@@ -352,8 +356,9 @@ if __name__ == "__main__":
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
 
-            # charts every 100 steps, unmasked evaluations, checkpoints between episodes, a stop request (camel_run.py)
-            run.after_step(global_step, info, epsilon, masked, terminated or truncated)
+            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_run.py): a checkpoint
+            # keeps the episode under way, s' and its bounds, for a resumed run to continue
+            run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
             obs, low, high, masked = next_obs, next_low, next_high, next_masked
@@ -362,8 +367,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         run.stopped_at_once()
 
-    if args.save_model:
-        model_path = f"runs/{args.run_name}/{args.exp_name}.cleanrl_model"
-        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), model_path)
-        print(f"model saved to {model_path}")
-    run.finish()
+    if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
+        torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
+    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)

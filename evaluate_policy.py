@@ -36,8 +36,9 @@ class Args:
     (OMP/MKL/OPENBLAS_NUM_THREADS=1), killed after --eval-timeout."""
 
     policies: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="POLICY...", help_behavior_hint="(one or more)")]
-    """the files to evaluate: guide files (.py) and trained agents (.cleanrl_model, CleanRL's format, as
-    `camel_td3.py --save-model` saves them; run deterministically, unmasked); several are ranked in one table"""
+    """the files to evaluate: guide files (.py) and trained agents
+    (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save them; run deterministically, unmasked);
+    several are ranked in one table"""
     env_id: str = "Hopper-v4"
     """the Gymnasium environment the policies were written or trained for"""
     episodes: int = 5

@@ -63,6 +63,6 @@ else
 fi
 
 # ---- Copy the actor to where the sweeps look for it
-[[ -f "$RUN_DIR/td3_expert.cleanrl_model" ]] || die "$RUN_DIR has no td3_expert.cleanrl_model (was it trained without --save-model?)"
+[[ -f "$RUN_DIR/td3_expert.cleanrl_model" ]] || die "$RUN_DIR has no td3_expert.cleanrl_model (was it trained with --no-save-model?)"
 cp "$RUN_DIR/td3_expert.cleanrl_model" "$MODEL.tmp" && mv "$MODEL.tmp" "$MODEL"
 echo "expert saved to $MODEL (final eval return $(grep -o '"final_eval_return": [^,]*' "$RUN_DIR/finished.json" | cut -d' ' -f2))"

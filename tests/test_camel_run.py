@@ -1,7 +1,9 @@
 """camel_run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
-generator, and refuses one that lacks a module; resuming names what is missing and, from a checkpoint on an
-evaluation step, evaluates there again (both trainers); the common argument checks refuse bad flags and warn about a
-run too short to learn; a missing expert file is never looked up on the Hub."""
+generator, and the episode under way when the run was stopped in one (the env's whole state), and refuses one that
+lacks a module; resuming names what is missing, from a checkpoint on an evaluation step evaluates there again, and
+from a Ctrl-C in the middle of an episode continues bit for bit as the run that never stopped (both trainers); the
+common argument checks refuse bad flags (exit status 2) and warn about a run too short to learn; a missing expert file
+is never looked up on the Hub; the trainers' help never breaks a line mid-phrase."""
 
 import os
 import random
@@ -20,6 +22,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+from camel_common import make_env
 from camel_guide import Guide
 from camel_run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
 
@@ -48,6 +51,8 @@ class TinyArgs:
     cuda: bool = False
     policy_frequency: int = 2
     resume: Optional[str] = None
+    save_model: bool = True
+    upload_model: Optional[str] = None
 
 
 def draws(rng, env):
@@ -72,10 +77,72 @@ def test_checkpoint_restores_modules_counters_and_every_random_generator(tmp_pat
     np.random.seed(5)
     torch.manual_seed(5)
     restored = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net2, "guide": guide2}, counters2, rng2, env2)
-    assert restored.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == 123
+    assert restored.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == (123, None)  # saved between episodes
     assert draws(rng2, env2) == expected
     torch.testing.assert_close(net2.weight, expected_weight, rtol=0, atol=0)
     assert counters2 == {"episodes": 7} and guide2.calls == 1
+
+
+def steps_from(env, actions):
+    """What the env gives for these actions, starting new episodes (from its own generator) as they end."""
+    seen = []
+    for action in actions:
+        obs, reward, terminated, truncated, info = env.step(action)
+        seen.append((obs.tobytes(), reward, terminated, truncated, info.get("episode", {}).get("r"), info.get("episode", {}).get("l")))
+        if terminated or truncated:
+            seen.append(env.reset()[0].tobytes())
+    return seen
+
+
+@pytest.mark.parametrize("env_id", ["Hopper-v4", "Ant-v4", "Pendulum-v1"])
+def test_a_checkpoint_in_the_middle_of_an_episode_restores_the_env_to_continue_it_bit_for_bit(tmp_path, env_id):
+    # Ant-v4's reward reads body positions MuJoCo computed in the last step (not the state itself); Pendulum-v1 is
+    # plain attributes, no simulator
+    env, rng = make_env(env_id, 1, 0, False, "r")(), np.random.default_rng(0)
+    obs, _ = env.reset(seed=1)
+    for _ in range(30):  # into an episode (a new one begins if one ends)
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, _ = env.reset()
+    episode = (obs, np.full(3, -0.5), np.full(3, 0.5), True)  # the loop's obs, bounds and mask for the next step
+    Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env).save(global_step=30, episode=episode)
+    elapsed = env.get_wrapper_attr("_elapsed_steps")
+    actions = [env.action_space.sample() for _ in range(400)]
+    expected = steps_from(env, actions)
+
+    fresh = make_env(env_id, 1, 0, False, "r")()  # another process: a new env, never reset
+    step, (loop_obs, low, high, masked) = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, np.random.default_rng(5),
+                                                      fresh).restore(load_checkpoint(tmp_path / "checkpoint.pt"))  # fmt: skip
+    assert step == 30 and loop_obs.tobytes() == obs.tobytes() and masked is True
+    assert np.array_equal(low, episode[1]) and np.array_equal(high, episode[2])
+    assert 0 < elapsed == fresh.get_wrapper_attr("_elapsed_steps")  # TimeLimit's count, mid-episode
+    assert steps_from(fresh, actions) == expected
+
+
+class WorldEnv(gym.Env):
+    """An env whose state lives in an object, as a Box2D env's world does: it cannot be saved mid-episode."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,))
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,))
+
+    def __init__(self):
+        self.world = type("World", (), {})()
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, dtype=np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, dtype=np.float32), 0.0, False, False, {}
+
+
+def test_an_episode_whose_env_cannot_be_saved_is_dropped_and_the_checkpoint_says_what(tmp_path):
+    env, rng = gym.wrappers.RecordEpisodeStatistics(WorldEnv()), np.random.default_rng(0)
+    env.reset(seed=0)
+    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env)
+    assert checkpoints.save(global_step=5, episode=(np.zeros(2), -np.ones(1), np.ones(1), False)) == "WorldEnv.world (World)"
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["episode"] is None  # the resumed run starts a new episode
+    assert checkpoints.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == (5, None)
 
 
 def test_a_checkpoint_without_one_of_the_runs_modules_is_refused_with_one_line(tmp_path):
@@ -121,8 +188,29 @@ def test_resume_keeps_the_runs_own_settings_but_this_machines(tmp_path, capsys):
      ({"policy_frequency": 0}, "--policy-frequency must be positive"), ({"torch_threads": -1}, "cannot be negative")],
 )  # fmt: skip
 def test_common_checks_refuse_bad_flags_and_trainer_specific_ones(changes, message):
-    with pytest.raises(SystemExit, match=message):
+    with pytest.raises(SystemExit, match=message) as refused:
         check_common_args(TinyArgs(**changes), positive=["policy_frequency"])
+    assert refused.value.code == 2  # a mistake in the command, as evaluate_policy.py and generate_policy.py exit
+
+
+@pytest.mark.parametrize(
+    "changes, token, message",
+    [({"upload_model": "Hopper-v4-camel_td3-seed1"}, "t", "--upload-model Hopper-v4-camel_td3-seed1 is not a Hugging Face repo id"),
+     ({"upload_model": "runs/x/camel_td3.cleanrl_model"}, "t", "is not a Hugging Face repo id"),
+     ({"upload_model": "me/x", "save_model": False}, "t", "--upload-model uploads the saved model; drop --no-save-model"),
+     ({"upload_model": "me/x"}, None, "--upload-model needs a Hugging Face token")],
+)  # fmt: skip
+def test_upload_model_is_checked_before_the_run_starts(monkeypatch, tmp_path, changes, token, message):
+    for name in [name for name in os.environ if name.startswith("HF_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # no saved login
+    if token:
+        monkeypatch.setenv("HF_TOKEN", token)
+    with pytest.raises(SystemExit, match=message) as refused:
+        check_common_args(TinyArgs(**changes))
+    assert refused.value.code == 2
+    monkeypatch.setenv("HF_TOKEN", "t")
+    check_common_args(TinyArgs(upload_model="me/Hopper-v4-camel_td3-seed1"))  # a repo id and a token pass
 
 
 @pytest.mark.parametrize("width, least, message", [(0.0, None, "--mask-width must be in (0, 2], got 0.0"), (2.5, None, "(0, 2]"),
@@ -204,3 +292,72 @@ def test_a_run_resumed_from_a_checkpoint_on_an_evaluation_step_keeps_that_evalua
     curve = [(e.step, e.value) for e in shown.Scalars("eval/episodic_return")]
     assert [step for step, _ in curve] == [400, 800]  # what TensorBoard shows: each evaluation once
     assert curve == [(e.step, e.value) for e in whole_shown.Scalars("eval/episodic_return")]  # as if it had never stopped
+
+
+# --- stopping in the middle of an episode: the resumed run is the run that never stopped -------------------------
+
+
+def scalars(run_dir):
+    """Every scalar curve the run shows in TensorBoard but the wall-clock one (charts/SPS)."""
+    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"] if tag != "charts/SPS"}
+
+
+@pytest.mark.parametrize(
+    "script, env_id",
+    [("camel_td3.py", "Hopper-v4"), ("camel_sac.py", "Pendulum-v1")],  # MuJoCo's state, and an env of plain attributes
+)
+def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path, script, env_id):
+    actions = 3 if env_id == "Hopper-v4" else 1
+    (tmp_path / "guide.py").write_text(f"import numpy as np\n\ndef policy(obs):\n    return np.tanh(np.asarray(obs)[:{actions}])\n")
+    args = ["--env-id", env_id, "--llm-policy", "guide.py", "--total-timesteps", "1500", "--learning-starts", "1000",
+            "--eval-frequency", "500", "--eval-episodes", "1", "--batch-size", "32", "--checkpoint-frequency", "0",
+            "--torch-threads", "1"]  # fmt: skip
+    whole = trainer(script, tmp_path, *args, "--run-name", "whole")
+    assert whole.returncode == 0, whole.stderr
+
+    # Ctrl-C during step 1234 (CAMEL_STOP_AT_STEP sends the process SIGINT there): learning has begun, and with
+    # Hopper's short random episodes and Pendulum's 200 steps, 1234 is not an episode's end (asserted below)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", "CAMEL_STOP_AT_STEP": "1234"}
+    stopped = subprocess.run([sys.executable, str(REPO / script), *args, "--run-name", "stopped"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert stopped.returncode == 130, stopped.stderr
+    assert f"interrupted at step 1234; continue with: python {script} --resume runs/stopped" in stopped.stderr
+    checkpoint = torch.load(tmp_path / "runs/stopped/checkpoint.pt", weights_only=False)
+    assert checkpoint["global_step"] == 1234 and checkpoint["episode"] is not None
+    wrappers = dict(checkpoint["episode"]["env"])
+    assert wrappers["TimeLimit"]["_elapsed_steps"] > 0 and wrappers["RecordEpisodeStatistics"]["episode_lengths"] > 0
+
+    resumed = trainer(script, tmp_path, "--resume", "runs/stopped")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming stopped at step 1234 in the middle of an episode" in resumed.stderr
+    whole_models, resumed_models = (torch.load(tmp_path / f"runs/{run}/{script[:-3]}.cleanrl_model", weights_only=True) for run in ["whole", "stopped"])
+    for whole_state, resumed_state in zip(whole_models, resumed_models):  # the actor's, qf1's and qf2's
+        for name in whole_state:
+            assert torch.equal(whole_state[name], resumed_state[name]), name
+    whole_curves, resumed_curves = scalars(tmp_path / "runs/whole"), scalars(tmp_path / "runs/stopped")
+    assert [step for step, _ in whole_curves["eval/episodic_return"]] == [500, 1000, 1500]
+    assert resumed_curves == whole_curves  # every evaluation, episode return, loss and masked fraction, to the bit
+
+
+@pytest.mark.parametrize("script", ["camel_td3.py", "camel_sac.py"])
+def test_help_breaks_lines_only_between_phrases(script):
+    # tyro keeps a docstring's line breaks; each must end a clause (":", ";", ".", ")") or open a parenthesis
+    env = {**os.environ, "COLUMNS": "300"}  # wide enough that only the docstrings' own breaks remain
+    help_text = subprocess.run([sys.executable, str(REPO / script), "--help"], capture_output=True, text=True, env=env).stdout
+    descriptions, current = [], None
+    for line in help_text.splitlines():
+        if not line.startswith("│ "):
+            continue
+        text = line[2:].rstrip(" │")
+        if text.startswith("-"):  # a flag, with its description beside it (after two spaces) or on the next line
+            flag, _, text = text.partition("  ")
+            current = []
+            descriptions.append((flag, current))
+        if current is not None and text.strip():
+            current.append(text.strip())
+    assert len(descriptions) > 30
+    for flag, lines in descriptions:
+        for before, after in zip(lines, lines[1:]):
+            assert before.endswith((":", ";", ".", ")")) or after.startswith("("), f"{flag}: {before!r} / {after!r}"

@@ -393,5 +393,5 @@ def test_help_documents_every_flag_and_keeps_camel_td3s_names_and_cleanrls_sac_d
     assert {name: getattr(args, name) for name in cleanrl_sac} == cleanrl_sac
     shared = ["llm_policy", "expert_model", "random_guide", "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking",
               "guide_timeout", "eval_frequency", "eval_episodes", "checkpoint_frequency", "resume", "run_name", "torch_threads",
-              "total_timesteps", "seed", "env_id", "flush_denormal", "save_model"]  # fmt: skip
+              "total_timesteps", "seed", "env_id", "flush_denormal", "save_model", "upload_model"]  # fmt: skip
     assert all(getattr(args, name) == getattr(td3, name) for name in shared)

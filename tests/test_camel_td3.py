@@ -449,6 +449,21 @@ def test_saved_model_is_cleanrl_format_and_guides_another_run_as_expert(workdir)
     assert result.returncode == 0, result.stderr
 
 
+def test_a_finished_run_keeps_its_model_and_says_how_to_evaluate_it(workdir):
+    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST)  # saved without asking
+    assert result.returncode == 0, result.stderr
+    assert "model saved to runs/r/camel_td3.cleanrl_model" in result.stdout
+    actor_state, _, _ = torch.load(workdir / "runs/r/camel_td3.cleanrl_model", weights_only=True)
+    (command,) = [line.split("evaluate it:")[1].strip() for line in result.stdout.splitlines() if "evaluate it:" in line]
+    assert command == "python evaluate_policy.py --env-id Hopper-v4 runs/r/camel_td3.cleanrl_model"
+
+    evaluated = subprocess.run([sys.executable, str(REPO / "evaluate_policy.py"), *command.split()[2:], "--episodes", "1",
+                                "--no-video", "--json", "agent.json"], cwd=workdir, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    (agent,) = json.loads((workdir / "agent.json").read_text())["candidates"]
+    assert agent["kind"] == "agent" and agent["error"] is None and len(agent["episodes"]) == 1
+
+
 def test_baseline_run_uses_cleanrls_actor_and_logs_no_masking(workdir):
     result = run_trainer(workdir, "--save-model", "--exp-name", "b", "--run-name", "r", "--no-fast-update", *FAST)
     assert result.returncode == 0, result.stderr
@@ -581,7 +596,7 @@ def test_broken_guide_is_refused_with_one_line(workdir, guide_source, message):
 )
 def test_bad_command_lines_get_one_clear_error_and_leave_no_run_folder(workdir, args, message):
     result = run_trainer(workdir, *FAST, *args)
-    assert result.returncode != 0
+    assert result.returncode == 2  # a mistake in the command, as evaluate_policy.py and generate_policy.py exit
     assert "Traceback" not in result.stderr
     assert message in result.stderr.strip().splitlines()[-1]
     assert not (workdir / "runs").exists()

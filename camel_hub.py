@@ -1,0 +1,277 @@
+"""Putting a trained agent on the Hugging Face Hub, as CleanRL's cleanrl_utils/huggingface.py does, for both trainers.
+
+    python camel_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_td3-seed1   # at the end
+    python camel_hub.py upload runs/RUN --repo-id you/Hopper-v4-camel_td3-seed1   # a finished run (e.g. a retry)
+
+What goes into the repo, from a finished run folder (finished.json and {exp_name}.cleanrl_model present):
+- {exp_name}.cleanrl_model: the agent in CleanRL's format (torch.save of the actor's, qf1's and qf2's state dicts);
+- README.md: the model card. What the agent is (env, algorithm, the guide file's path and sha256), the key
+  hyperparameters, the final unmasked evaluation return, how to evaluate it with evaluate_policy.py and how to use
+  it as an expert guide; its YAML front matter has the library, tags and a model-index with that return, as the
+  Hub expects of RL models;
+- {run_name}.json: the run's scalars, exported as `python plot.py export` writes them (plot.py reads it back), and
+  the TensorBoard event files, which the Hub shows as training metrics;
+- args.json: the run's arguments, as the run logged them.
+
+Named {env_id}-{exp_name}-seed{seed}, as CleanRL names its models, the repo is found by `--expert-model REPO_ID`
+without a lookup; any other name is looked up on the Hub (camel_run.download_expert).
+
+The token is huggingface_hub's: HF_TOKEN, or the one `hf auth login` saved; HF_ENDPOINT points at another Hub.
+"""
+
+import ast
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from camel_conditions import is_hub_repo_id
+
+PAPER = "[CAMEL: Continuous Action Masking Enabled by Large Language Models](https://arxiv.org/abs/2502.11896)"
+
+
+class UploadError(Exception):
+    """An upload that could not be made; the message is one line for the user."""
+
+
+class NotUploadable(UploadError):
+    """A run folder that has nothing to upload: not finished, or finished without its model."""
+
+
+# ---- Before the run: the flag ---------------------------------------------------------------------------------------
+def upload_problem(repo_id, flag="--upload-model"):
+    """What is wrong with `flag` REPO_ID before a run starts (its form, no token), or None."""
+    if not is_hub_repo_id(repo_id):
+        return f"{flag} {repo_id} is not a Hugging Face repo id; give owner/name, e.g. you/Hopper-v4-camel_td3-seed1"
+    from huggingface_hub import get_token
+
+    if get_token() is None:
+        return f"{flag} needs a Hugging Face token that may write: set HF_TOKEN or run `hf auth login`"
+    return None
+
+
+def retry_command(run_dir, repo_id):
+    return f"python camel_hub.py upload {run_dir} --repo-id {repo_id}"
+
+
+# ---- What the run was -----------------------------------------------------------------------------------------------
+def logged_value(text):
+    """A hyperparameter as the run logged it (text) as a Python value where it reads as one: 3e-4, True, None."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def algorithm_name(args):
+    """The agent's algorithm in the paper's words: CAMEL-TD3 with an LLM-written guide ("w/o MA EM" for the paper's
+    control), TD3 with expert or random masking, plain TD3; the same for SAC."""
+    base = "SAC" if "autotune" in args else "TD3"  # a setting only camel_sac.py has
+    if args.get("llm_policy"):
+        ablation = [name for flag, name in [("masking_aware", "MA"), ("epsilon_masking", "EM")] if args.get(flag) is False]
+        return f"CAMEL-{base}" + (f" w/o {' '.join(ablation)}" if ablation else "")
+    if args.get("expert_model"):
+        return f"{base} with expert masking"
+    if args.get("random_guide"):
+        return f"{base} with random masking"
+    return base
+
+
+def guide_lines(args, finished):
+    """The card's words on the guide the agent was trained with."""
+    record = finished.get("guide_file") or {}
+    if args.get("llm_policy"):
+        path = record.get("path", args["llm_policy"])
+        sha = record.get("sha256", "not recorded by this run")
+        w = args.get("mask_width", 0.6)
+        when = ("at every step" if args.get("epsilon_masking") is False else
+                f"with probability epsilon, falling linearly from 1 to 0 over the first {args.get('epsilon_fraction', 0.5):.0%} of training,")  # fmt: skip
+        return [f"- guide: the policy file `{path}` (an LLM-written `policy(obs)`), sha256 `{sha}`",
+                f"- masking: {when} each action was confined to the box [g(s) - {w:g}, g(s) + {w:g}] around the guide's action g(s)"]  # fmt: skip
+    if args.get("expert_model"):
+        return [f"- guide: the expert `{args['expert_model']}` (expert masking, the paper's control)"]
+    if args.get("random_guide"):
+        return ["- guide: a uniformly random action at every step (random masking, the paper's control)"]
+    return ["- guide: none (the plain baseline)"]
+
+
+KEY_HYPERPARAMETERS = ("env_id", "seed", "total_timesteps", "learning_starts", "batch_size", "buffer_size", "gamma", "tau",
+                       "learning_rate", "policy_lr", "q_lr", "policy_frequency", "exploration_noise", "policy_noise",
+                       "noise_clip", "autotune", "alpha", "mask_width", "epsilon_fraction", "masking_aware",
+                       "epsilon_masking", "eval_episodes")  # fmt: skip
+
+
+def model_card(repo_id, args, finished, model_name, scalars_name):
+    """README.md for the repo: YAML front matter (library, tags, the model-index with the final unmasked return)
+    and what the agent is and how to use it."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    env_id, algorithm, steps = args["env_id"], algorithm_name(args), finished.get("total_timesteps") or args.get("total_timesteps")
+    final = finished.get("final_eval_return")
+    trainer = "camel_sac.py" if "autotune" in args else "camel_td3.py"
+    results = []
+    if final is not None:
+        results = [EvalResult(task_type="reinforcement-learning", task_name="reinforcement-learning", dataset_type=env_id,
+                              dataset_name=env_id, metric_type="mean_reward", metric_name="mean_reward",
+                              metric_value=round(final, 2))]  # fmt: skip
+    metadata = ModelCardData(library_name="cleanrl", model_name=algorithm, eval_results=results or None,
+                             tags=[env_id, "reinforcement-learning", "deep-reinforcement-learning", "custom-implementation",
+                                   "camel", "sac" if trainer == "camel_sac.py" else "td3"])  # fmt: skip
+    episodes = args.get("eval_episodes", 5)
+    result = (f"**{final:.2f}**, the mean return of {episodes} deterministic episode{'s' if episodes != 1 else ''} of the actor **without any mask** "
+              f"(full action bounds), from fixed start states, after {steps} steps (the run's last `eval/episodic_return`)"
+              if final is not None else "not recorded")  # fmt: skip
+    table = "\n".join(f"| `{name}` | `{args[name]}` |" for name in KEY_HYPERPARAMETERS if name in args)
+    local = f"agents/{repo_id}"
+    guided = args.get("llm_policy") or args.get("expert_model") or args.get("random_guide")
+    actor = ("Its actor is masking-aware: it reads the observation, then the action bounds `low` and `high` in `[-1, 1]`;\n"
+             "  unmasked, it acts with `low = -1`, `high = 1`." if guided and args.get("masking_aware", True) is not False
+             else "Its actor is CleanRL's: it reads the observation only.")  # fmt: skip
+    return f"""---
+{metadata.to_yaml()}
+---
+
+# {algorithm} on {env_id}
+
+A {algorithm} agent for `{env_id}`, trained for {steps} steps (seed {args.get('seed')}) by `{trainer}` of CAMEL, a
+CleanRL-style implementation of {PAPER}: TD3 (or SAC) whose exploration is guided by a hard-coded policy. The run
+was `{finished.get('run_name')}`.
+
+{chr(10).join(guide_lines(args, finished))}
+- final unmasked evaluation return: {result}
+
+## Files
+
+- `{model_name}`: the agent in CleanRL's format, `torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()))`.
+  {actor}
+- `{scalars_name}`: the run's curves and settings as `python plot.py export` writes them (`python plot.py FOLDER` draws
+  them); the `events.out.tfevents.*` files are its TensorBoard logs.
+- `args.json`: every argument of the run.
+
+## Evaluate it
+
+With CAMEL's `evaluate_policy.py` (deterministic, unmasked; it reports return, forward distance and falls, and
+films the first episode):
+
+```bash
+hf download {repo_id} {model_name} --local-dir {local}
+python evaluate_policy.py --env-id {env_id} {local}/{model_name}
+```
+
+## Use it as an expert guide
+
+Expert masking with this agent as the guide (downloaded once, then cached):
+
+```bash
+python camel_td3.py --env-id {env_id} --expert-model {repo_id}
+```
+
+## Hyperparameters
+
+| argument | value |
+|---|---|
+{table}
+"""
+
+
+# ---- The upload -----------------------------------------------------------------------------------------------------
+def read_run(run_dir):
+    """(finished.json, args, the model file, the exported record, the event files) of a finished run folder; UploadError
+    (one line) when it is not finished or has no model."""
+    from camel_results.export import export_record
+    from camel_results.runs import read_events
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "finished.json").is_file():
+        raise NotUploadable(f"{run_dir} holds no finished run (no finished.json); only a finished run's agent is uploaded")
+    finished = json.loads((run_dir / "finished.json").read_text())
+    model_file = run_dir / f"{finished.get('exp_name')}.cleanrl_model"
+    if not model_file.is_file():
+        raise NotUploadable(f"{run_dir} has no {model_file.name}: the run was made with --no-save-model")
+    curves, hyperparameters = read_events(str(run_dir))
+    args = {name: logged_value(value) for name, value in hyperparameters.items()}
+    args.setdefault("env_id", finished.get("env_id"))
+    record = export_record(str(run_dir), finished, curves, hyperparameters, max_points=200)
+    events = sorted(run_dir.glob("events.out.tfevents.*"))
+    return finished, args, model_file, record, events
+
+
+def upload_run(run_dir, repo_id):
+    """Create the model repo repo_id on the Hub (or use it, if it exists) and commit the run's agent, model card,
+    scalars and arguments to it in one commit. Returns the repo's address; UploadError (one line) on failure."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from camel_results.export import export_text
+
+    finished, args, model_file, record, events = read_run(run_dir)
+    scalars_name = f"{record['run_name']}.json"
+    card = model_card(repo_id, args, finished, model_file.name, scalars_name)
+    operations = [CommitOperationAdd("README.md", card.encode()),
+                  CommitOperationAdd(model_file.name, str(model_file)),
+                  CommitOperationAdd(scalars_name, export_text(record).encode()),
+                  CommitOperationAdd("args.json", (json.dumps(args, indent=2) + "\n").encode()),
+                  *[CommitOperationAdd(path.name, str(path)) for path in events]]  # fmt: skip
+    api = HfApi()
+    try:
+        url = api.create_repo(repo_id, exist_ok=True)
+        api.create_commit(repo_id, operations, commit_message=f"{algorithm_name(args)} on {args['env_id']}: {record['run_name']}")
+    except Exception as e:
+        reason = (str(e).strip().splitlines() or [""])[0]
+        raise UploadError(f"{type(e).__name__}: {reason}" if reason else type(e).__name__) from None
+    return str(url)
+
+
+def upload_after_run(run_dir, repo_id):
+    """The trainers' --upload-model at the end of a run: upload, and say where it went. On failure, one `error:` line
+    that says the run is saved and how to retry, and exit status 1 (the run itself finished)."""
+    print(f"uploading {run_dir} to the Hugging Face Hub as {repo_id} ...", flush=True)
+    try:
+        url = upload_run(run_dir, repo_id)
+    except UploadError as e:
+        sys.exit(f"error: the upload to {repo_id} failed ({e}); the run and its model are saved in {run_dir}; "
+                 f"retry without retraining: {retry_command(run_dir, repo_id)}")  # fmt: skip
+    print(f"uploaded to {url}")
+
+
+# ---- The command line -----------------------------------------------------------------------------------------------
+@dataclass
+class UploadArgs:
+    """Upload a finished run's agent to the Hugging Face Hub: its .cleanrl_model, a model card, its scalars and
+    arguments (what --upload-model does at the end of a run)."""
+
+    run_dir: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="RUN_DIR")]
+    """the finished run's folder, runs/{run_name}"""
+    repo_id: str
+    """the model repo to create or update, owner/name (CleanRL names its models {env_id}-{exp_name}-seed{seed})"""
+
+
+def main(args):
+    problem = upload_problem(args.repo_id, flag="--repo-id")
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if not os.path.isdir(args.run_dir):
+        print(f"error: {args.run_dir}: no such run folder", file=sys.stderr)
+        return 2
+    print(f"uploading {args.run_dir} to the Hugging Face Hub as {args.repo_id} ...", flush=True)
+    try:
+        url = upload_run(args.run_dir, args.repo_id)
+    except NotUploadable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except UploadError as e:
+        print(f"error: the upload to {args.repo_id} failed ({e}); nothing in {args.run_dir} was changed", file=sys.stderr)
+        return 1
+    print(f"uploaded to {url}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["upload"]:
+        print("usage: python camel_hub.py upload RUN_DIR --repo-id OWNER/NAME (see python camel_hub.py upload --help)", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(tyro.cli(UploadArgs, args=sys.argv[2:], prog="camel_hub.py upload")))
