@@ -68,7 +68,7 @@ def logged_value(text):
 
 
 def algorithm_name(args):
-    """The agent's algorithm in the paper's words: CAMEL-TD3 with an LLM-written guide ("w/o MA EM" for the paper's
+    """The agent's algorithm in the paper's words: CAMEL-TD3 with a guide file ("w/o MA EM" for the paper's
     control), TD3 with expert or random masking, plain TD3; the same for SAC."""
     base = "SAC" if "autotune" in args else "TD3"  # a setting only camel_sac.py has
     if args.get("llm_policy"):
@@ -90,7 +90,7 @@ def guide_lines(args, finished):
         w = args.get("mask_width", 0.6)
         when = ("at every step" if args.get("epsilon_masking") is False else
                 f"with probability epsilon, falling linearly from 1 to 0 over the first {args.get('epsilon_fraction', 0.5):.0%} of training,")  # fmt: skip
-        return [f"- guide: the policy file `{path}` (an LLM-written `policy(obs)`), sha256 `{sha}`",
+        return [f"- guide: the policy file `{path}` (a guide file defining `policy(obs)`: LLM-written, tuned or hand-written, which the run does not record), sha256 `{sha}`",
                 f"- masking: {when} each action was confined to the box [g(s) - {w:g}, g(s) + {w:g}] around the guide's action g(s)"]  # fmt: skip
     if args.get("expert_model"):
         return [f"- guide: the expert `{args['expert_model']}` (expert masking, the paper's control)"]
