@@ -35,6 +35,7 @@ import tyro
 from torch.utils.tensorboard import SummaryWriter
 
 from camel_common import UsageError, evaluate
+from camel_conditions import is_hub_repo_id
 from camel_guide import guide_file_record
 
 # ---- Before the run: the command line -----------------------------------------------------------------------
@@ -526,13 +527,6 @@ class Progress:
 CLEANRL_REPO_NAME = re.compile(r"(?P<env_id>.+?-v\d+)-(?P<exp_name>.+)-seed\d+")  # CleanRL's {env_id}-{exp_name}-seed{seed}
 
 
-def looks_like_a_path(value):
-    """A value the user meant as a file: it starts like a path, ends like a model file, or has more folders than
-    a Hub repo id's owner/name."""
-    return (value.startswith((".", "/", "~")) or value.endswith((".cleanrl_model", ".pt", ".pth"))
-            or value.count("/") > 1 or "\\" in value)  # fmt: skip
-
-
 def expert_model_file(model, env_id):
     """The local path of an expert model given as a file or a Hugging Face repo id (downloaded once into
     huggingface_hub's cache). Raises OSError with one line that says what to do."""
@@ -540,7 +534,7 @@ def expert_model_file(model, env_id):
         return model
     if os.path.isdir(model):
         raise IsADirectoryError("is a folder; pass the .cleanrl_model file in it")
-    if looks_like_a_path(model) or not re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+    if not is_hub_repo_id(model):  # a path-shaped value is a missing file, never a Hub lookup
         raise FileNotFoundError(
             f"no such file. Fetch CleanRL's TD3 expert with `hf download cleanrl/{env_id}-td3_continuous_action-seed1 "
             f"td3_continuous_action.cleanrl_model --local-dir experts/{env_id}` and pass "

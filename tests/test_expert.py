@@ -15,7 +15,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from camel_guide import make_guide
-from camel_run import looks_like_a_path
+from camel_conditions import is_hub_repo_id
 from camel_td3 import Actor, QNetwork
 from local_server import LocalServer, QuietHandler
 
@@ -164,7 +164,7 @@ def test_missing_model_file_is_no_such_file_not_a_hub_lookup(tmp_path):
      (HUB_REPO_ID, False), ("someone/my-expert", False)],
 )  # fmt: skip
 def test_path_shaped_expert_values_are_files_and_owner_name_values_are_hub_repos(value, is_path):
-    assert looks_like_a_path(value) == is_path
+    assert (not is_hub_repo_id(value)) == is_path
 
 
 def test_train_expert_script_saves_a_model_that_expert_masking_accepts(tmp_path):
