@@ -112,6 +112,11 @@ def write_text(path, text):
     os.replace(partial, path)
 
 
+def write_json(path, data):
+    """write_text of data as indented JSON, ending in a newline."""
+    write_text(path, json.dumps(data, indent=2) + "\n")
+
+
 def writable(path, flag, folder=False):
     """Make sure `path` (a file, or with `folder` a folder) can be written, creating folders; one error line if not."""
     target = Path(path) if folder else Path(path).parent

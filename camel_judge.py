@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from camel_eval import UsageError, make_env, one_line, write_text
+from camel_eval import UsageError, make_env, one_line, write_json
 from camel_llm import ModelError, check_server_listens, gemini_backend, openai_backend
 
 VERDICTS = ("walks_forward", "stands_still", "falls", "moves_backward", "other")
@@ -119,7 +119,7 @@ class Judge:
             result.verdict, result.verdict_reason = UNJUDGED, one_line(reason)
         record.update(verdict=result.verdict, reason=result.verdict_reason)
         if result.video:
-            write_text(Path(result.video).with_suffix(".judge.json"), json.dumps(record, indent=2) + "\n")
+            write_json(Path(result.video).with_suffix(".judge.json"), record)
         tqdm.write(f"{result.name}: judge: {result.verdict} ({result.verdict_reason})")
 
 

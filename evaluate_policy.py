@@ -16,7 +16,6 @@
 # command line, checks it, and prints and writes what they give.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Annotated, Optional
 
 import tyro
 
-from camel_eval import UsageError, best_of, check_env, checked, evaluate_all, now, rank, report, results_table, train_command, writable, write_text
+from camel_eval import UsageError, best_of, check_env, checked, evaluate_all, now, rank, report, results_table, train_command, writable, write_json, write_text
 from camel_judge import make_judge
 
 
@@ -114,7 +113,7 @@ def main(args):
             "seeds": f"{seeds[0]}..{seeds[-1]}", "max_episode_steps": args.max_episode_steps or env_steps,
             "judge": judge and judge.description}  # fmt: skip
     if args.json:
-        write_text(args.json, json.dumps(report(ranked, info)[1], indent=2) + "\n")
+        write_json(args.json, report(ranked, info)[1])
     if args.markdown:
         write_text(args.markdown, report(ranked, info, Path(args.markdown).parent)[0])
     for path in (args.json, args.markdown, video_dir):

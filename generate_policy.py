@@ -50,7 +50,7 @@ import tyro
 
 from camel_eval import (
     SCORE_RULE, PolicyResult, Progress, UsageError, best_of, evaluate_all, make_env, now, one_line, rank, report, results_table,
-    writable, write_text,
+    writable, write_json, write_text,
 )  # fmt: skip
 from camel_guide import GuideError, read_and_check
 from camel_judge import UNJUDGED, make_judge
@@ -275,10 +275,6 @@ def answers_backend(files):
         return text, {"answer_file": str(path), "answer_sha256": hashlib.sha256(text.encode()).hexdigest()}
 
     return ask
-
-
-def write_json(path, data):
-    write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def ask_for_candidate(ask, prompt, prompt_file, name, round_no, out, provenance):
