@@ -8,6 +8,9 @@
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide (epsilon_at)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
+# and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide, each off by default (all off is
+# the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal) and the guide's
+# own actions in the warm-up (--warmup-actions guide).
 # What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
@@ -16,7 +19,7 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import numpy as np
 import torch
@@ -101,6 +104,13 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
+    # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md; all off: the paper's CAMEL)
+    guide_proposal: bool = False
+    """the guide as a proposal too (IBRL, Hu et al. 2023): act with whichever of the actor's and the guide's action the
+    critics value higher, and bootstrap the TD target from the better of the target actor's and the guide's action in s'"""
+    warmup_actions: Literal["uniform", "guide"] = "uniform"
+    """masked actions before learning starts: uniform in the box (the paper), or the guide's own action plus Gaussian
+    noise of scale exploration-noise, clamped into the box"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -189,6 +199,16 @@ def explore(actor, obs, low, high, exploration_noise):
     return actions.clamp(actor.to_env_units(low), actor.to_env_units(high))
 
 
+def propose(qf1, qf2, obs, actor_action, guide_action):
+    """CAMEL+ --guide-proposal, when acting: of the actor's action and the guide's (env units, shape (1, action_dim)),
+    the one with the higher min(Q1, Q2)(s, a) (a tie goes to the actor), and whether it is the guide's."""
+    with torch.no_grad():
+        both = torch.cat([actor_action, guide_action])
+        q = torch.min(qf1(obs.expand(2, -1), both), qf2(obs.expand(2, -1), both)).view(-1)
+    take_guide = bool(q[1] > q[0])
+    return (guide_action if take_guide else actor_action), take_guide
+
+
 def target_action(data, target_actor, policy_noise, noise_clip):
     """TD3's target policy smoothing: the target actor's action in s' plus clipped Gaussian noise. CAMEL: the action
     is chosen, and the noise clamped, inside the bounds stored for s', masked or not: the value of s' is that of
@@ -198,13 +218,25 @@ def target_action(data, target_actor, policy_noise, noise_clip):
     return next_state_actions.clamp(target_actor.to_env_units(data.next_low), target_actor.to_env_units(data.next_high))
 
 
+def with_guide_proposal(q_actor, q_guide, has_guide):
+    """CAMEL+ --guide-proposal: the value of s' is that of the better of the target actor's action and the guide's,
+    max(q_actor, q_guide), where the guide gave an action in s' (has_guide 1), q_actor elsewhere."""
+    return torch.where(has_guide.view_as(q_actor) > 0, torch.maximum(q_actor, q_guide), q_actor)
+
+
 def td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip):
-    """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), a' the target action above."""
+    """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), a' the target action above.
+    CAMEL+: from a buffer that holds the guide's action g' in s' (--guide-proposal), the larger of min(Q1', Q2')(s', a')
+    and min(Q1', Q2')(s', g')."""
     with torch.no_grad():
         next_state_actions = target_action(data, target_actor, policy_noise, noise_clip)
         qf1_next_target = qf1_target(data.next_observations, next_state_actions)
         qf2_next_target = qf2_target(data.next_observations, next_state_actions)
         min_qf_next_target = torch.min(qf1_next_target, qf2_next_target)
+        if data.next_guide_actions is not None:
+            g = data.next_guide_actions
+            q_guide = torch.min(qf1_target(data.next_observations, g), qf2_target(data.next_observations, g))
+            min_qf_next_target = with_guide_proposal(min_qf_next_target, q_guide, data.next_has_guide)
         return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * (min_qf_next_target).view(-1)
 
 
@@ -287,8 +319,11 @@ if __name__ == "__main__":
     q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
 
-    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
+    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and the guide's action in s')
+    guide_proposal = args.guide_proposal and guide is not None
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_proposal)
+    # CAMEL+: the levers that need g(s) at every step, not only on masked ones, ask the guide once per state
+    guide_every_step = guide is not None and (guide_proposal or args.warmup_actions == "guide")
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -305,21 +340,34 @@ if __name__ == "__main__":
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
                                                       "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
     actor_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
+    guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
+    guide_taken = 0  # CAMEL+ --guide-proposal: steps since the last chart that took the guide's action
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
             if obs is None:
                 obs, _ = env.reset(seed=args.seed if global_step == 0 else None)
-                low, high, masked = draw_bounds(guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
+                guide_action = guide(obs) if guide_every_step else None  # CAMEL+
+                bounds_guide = (lambda _obs: guide_action) if guide_every_step else guide  # the guide, asked once
+                low, high, masked = draw_bounds(bounds_guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
 
             # ALGO LOGIC: put action logic here (CAMEL: actions stay inside [low, high])
             if global_step < args.learning_starts:
-                actions = to_env_units(rng.uniform(low, high), env.action_space)
+                if args.warmup_actions == "guide" and masked:  # CAMEL+: the guide's own action, with noise, in the box
+                    noisy_guide_action = guide_action + rng.normal(0.0, args.exploration_noise, action_dim)
+                    actions = to_env_units(np.clip(noisy_guide_action, low, high), env.action_space)
+                else:
+                    actions = to_env_units(rng.uniform(low, high), env.action_space)
             else:
                 with torch.no_grad():  # one copy to the device for obs and bounds together
                     x = torch.as_tensor(np.concatenate([obs, low, high]), dtype=torch.float32, device=device)
                     obs_t, low_t, high_t = x.view(1, -1).split([obs_dim, action_dim, action_dim], 1)
-                    actions = explore(actor, obs_t, low_t, high_t, args.exploration_noise).cpu().numpy()[0]
+                    actions_t = explore(actor, obs_t, low_t, high_t, args.exploration_noise)
+                    if guide_proposal and guide_action is not None:  # CAMEL+: or the guide's action, if the critics value it higher
+                        guide_action_t = actor.to_env_units(torch.as_tensor(guide_action, dtype=torch.float32, device=device).view(1, -1))
+                        actions_t, took_guide = propose(qf1, qf2, obs_t, actions_t, guide_action_t)
+                        guide_taken += took_guide
+                    actions = actions_t.cpu().numpy()[0]
 
             # TRY NOT TO MODIFY: execute the game and log data.
             next_obs, reward, terminated, truncated, info = env.step(actions)
@@ -330,11 +378,14 @@ if __name__ == "__main__":
                 writer.add_scalar("charts/episodic_length", info["episode"]["l"], global_step)
 
             # CAMEL: the bounds of s' are drawn now, with the next step's epsilon (the next step acts in s')
+            next_guide_action = guide(next_obs) if guide_every_step else None  # CAMEL+
+            bounds_guide = (lambda _obs: next_guide_action) if guide_every_step else guide  # the guide, asked once
             next_low, next_high, next_masked = draw_bounds(
-                guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
+                bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
-            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s')
-            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high)
+            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s'))
+            next_guide_env_action = to_env_units(next_guide_action, env.action_space) if guide_proposal and next_guide_action is not None else None
+            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, next_guide_env_action)
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
@@ -355,13 +406,16 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss.item() + qf2_loss.item()) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
+                    if guide_proposal:  # CAMEL+: the share of the last 100 steps that took the guide's action
+                        writer.add_scalar("charts/guide_action_taken", guide_taken / 100, global_step)
+                        guide_taken = 0
 
             # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_run.py): a checkpoint
             # keeps the episode under way, s' and its bounds, for a resumed run to continue
             run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
-            obs, low, high, masked = next_obs, next_low, next_high, next_masked
+            obs, low, high, masked, guide_action = next_obs, next_low, next_high, next_masked, next_guide_action
             if terminated or truncated:
                 obs = None
     except KeyboardInterrupt:

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from camel_common import BatchedCritics
-from camel_td3 import target_action  # CAMEL: the target actor acts inside the bounds stored for s'
+from camel_td3 import target_action, with_guide_proposal  # CAMEL: the target actor acts inside the bounds stored for s'
 
 FUSED = weakref.WeakKeyDictionary()  # qf1 -> the BatchedCritics of qf1 and qf2, for the pairs fuse_critics made
 
@@ -96,6 +96,9 @@ def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optim
     with torch.no_grad():
         next_state_actions = target_action(data, target_actor, policy_noise, noise_clip)
         min_qf_next_target = critics_target(data.next_observations, next_state_actions).min(0).values
+        if data.next_guide_actions is not None:  # CAMEL+ --guide-proposal: or the guide's action in s', if better
+            q_guide = critics_target(data.next_observations, data.next_guide_actions).min(0).values
+            min_qf_next_target = with_guide_proposal(min_qf_next_target, q_guide, data.next_has_guide)
         next_q_value = data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * min_qf_next_target
         qf_a_values, qf_losses = twin_critic_grads(critics, data.observations, data.actions, next_q_value)
     q_optimizer.step()

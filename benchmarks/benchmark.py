@@ -364,7 +364,7 @@ def replay_buffer_memory(env_id, transitions):
               "dtypes": sorted({str(t.dtype).replace("torch.", "") for t in tensors}),
               "bytes": total, "bytes_per_transition": total / transitions}  # fmt: skip
     widths = getattr(buffer, "widths", None)
-    if widths and len(widths) == len(camel_common.ReplayBatch._fields):
+    if widths:  # the fields of a buffer without the optional guide-action columns
         memory["fields"] = dict(zip(camel_common.ReplayBatch._fields, widths))
     return memory
 
