@@ -1,0 +1,175 @@
+"""camel_td3.py's CAMEL+ levers, beyond the paper, for the agent to outgrow its guide: the guide as a proposal
+(--guide-proposal: acting with the better of the actor's and the guide's action, bootstrapping from the better of the
+two in s'), the guide's own actions in the warm-up (--warmup-actions guide); and that with every lever off the
+trainer is the paper's CAMEL."""
+
+import numpy as np
+import pytest
+import torch
+
+import camel_td3
+import camel_td3_fast
+from camel_common import ReplayBuffer, mask_bounds
+from camel_guide import to_env_units
+from camel_td3 import Actor, QNetwork, propose, td3_target, update_critics, with_guide_proposal
+from camel_td3_fast import fuse_critics
+from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
+
+
+def test_with_guide_proposal_takes_the_larger_value_only_where_the_guide_acted():
+    q_actor = torch.tensor([1.0, 5.0, -2.0, 3.0])
+    q_guide = torch.tensor([4.0, 2.0, -1.0, 9.0])
+    has_guide = torch.tensor([[1.0], [1.0], [1.0], [0.0]])  # the guide failed on the last s'
+    # max(1, 4), max(5, 2), max(-2, -1), and the actor's 3 where there is no guide action
+    assert with_guide_proposal(q_actor, q_guide, has_guide).tolist() == [4.0, 5.0, -1.0, 3.0]
+    # the same in the (batch, 1) shape of the plain update's values
+    assert with_guide_proposal(q_actor.view(-1, 1), q_guide.view(-1, 1), has_guide).flatten().tolist() == [4.0, 5.0, -1.0, 3.0]
+
+
+def guide_batch(hopper, n=64, seed=0, next_point=None):
+    """A batch from a buffer that keeps the guide's action in s' (every fourth row: the guide failed there)."""
+    rng = np.random.default_rng(seed)
+    rb = ReplayBuffer(n, 11, 3, "cpu", guide_actions=True)
+    for i in range(n):
+        low, high = mask_bounds(rng.uniform(-1, 1, 3), 0.3)
+        next_low, next_high = (next_point, next_point) if next_point is not None else mask_bounds(rng.uniform(-1, 1, 3), 0.3)
+        next_guide = None if i % 4 == 3 else to_env_units(rng.uniform(-1, 1, 3), hopper.action_space)
+        rb.add(rng.normal(size=11), rng.normal(size=11), rng.uniform(low, high), rng.normal(), float(rng.random() < 0.2),
+               low, high, next_low, next_high, next_guide)  # fmt: skip
+    return rb.sample(n)
+
+
+def test_buffer_keeps_the_guides_action_in_next_s_and_whether_there_was_one(hopper):
+    rb = ReplayBuffer(2, 2, 3, "cpu", guide_actions=True)
+    ones, zeros = np.ones(3), np.zeros(3)
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.1, -0.2, 0.3]))
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None)  # the guide failed on s'
+    assert rb.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3 + 3 + 1)
+    next_guide_actions, next_has_guide = torch.split(rb.data, rb.widths, dim=1)[-2:]
+    np.testing.assert_allclose(next_guide_actions.numpy(), [[0.1, -0.2, 0.3], zeros], atol=1e-7)
+    assert next_has_guide.flatten().tolist() == [1.0, 0.0]
+    batch = rb.sample(8)
+    assert batch.next_guide_actions.shape == (8, 3) and batch.next_has_guide.shape == (8, 1)
+    # the paper's buffer has no such columns, and its batches say so
+    plain = ReplayBuffer(2, 2, 3, "cpu")
+    plain.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones)
+    assert plain.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3) and plain.sample(1).next_guide_actions is None
+
+
+def test_td3_target_bootstraps_from_the_better_of_target_actor_and_guide_in_next_s(hopper):
+    torch.manual_seed(0)
+    target_actor, qf1_target, qf2_target = Actor(hopper), QNetwork(hopper), QNetwork(hopper)
+    point = np.array([0.25, 0.25, 0.25])  # a box of width zero: the target actor's a' is 0.25, noise and all
+    data = guide_batch(hopper, next_point=point)
+    y = td3_target(data, target_actor, qf1_target, qf2_target, gamma=0.99, policy_noise=0.2, noise_clip=0.5)
+    with torch.no_grad():
+        s2 = data.next_observations
+        a2 = torch.full((64, 3), 0.25)
+        q_actor = torch.min(qf1_target(s2, a2), qf2_target(s2, a2)).flatten()
+        q_guide = torch.min(qf1_target(s2, data.next_guide_actions), qf2_target(s2, data.next_guide_actions)).flatten()
+    has = data.next_has_guide.flatten() > 0
+    best = torch.where(has, torch.maximum(q_actor, q_guide), q_actor)
+    torch.testing.assert_close(y, data.rewards.flatten() + (1 - data.dones.flatten()) * 0.99 * best)
+    # the batch has every case, so the test tells max from either one alone
+    assert (has & (q_guide > q_actor)).any() and (has & (q_guide < q_actor)).any() and (~has).any()
+    assert not torch.allclose(y, data.rewards.flatten() + (1 - data.dones.flatten()) * 0.99 * q_actor)
+
+
+def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
+    def one_update(fast):
+        torch.manual_seed(0)
+        target_actor, qf1, qf2, qf1_target, qf2_target = Actor(hopper), *(QNetwork(hopper) for _ in range(4))
+        qf1_target.load_state_dict(qf1.state_dict())
+        qf2_target.load_state_dict(qf2.state_dict())
+        step = update_critics
+        if fast:
+            fuse_critics(qf1, qf2)
+            fuse_critics(qf1_target, qf2_target)
+            step = camel_td3_fast.update_critics
+        optimizer = torch.optim.Adam([*qf1.parameters(), *qf2.parameters()], lr=3e-4)
+        data = guide_batch(hopper, n=256, seed=1)
+        torch.manual_seed(2)
+        return step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5), qf1.state_dict()
+
+    (plain, plain_state), (fast, fast_state) = one_update(False), one_update(True)
+    for a, b in zip(plain, fast):
+        torch.testing.assert_close(a, b, rtol=2e-6, atol=2e-6)
+    for key in plain_state:
+        torch.testing.assert_close(plain_state[key], fast_state[key], rtol=2e-6, atol=2e-6)
+
+
+class LinearCritic:
+    """Q(s, a) = scale * sum(a): a critic whose preferences are known by hand."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, obs, action):
+        return self.scale * action.sum(1, keepdim=True)
+
+
+def test_propose_acts_with_the_action_of_higher_min_q():
+    obs = torch.zeros(1, 11)
+    actor_action, guide_action = torch.tensor([[0.5, 0.0, 0.0]]), torch.tensor([[0.1, 0.1, 0.1]])
+    # both critics prefer larger sums: min Q is 0.5 for the actor and 0.3 for the guide -> the actor
+    action, took_guide = propose(LinearCritic(1.0), LinearCritic(2.0), obs, actor_action, guide_action)
+    assert action is actor_action and not took_guide
+    # one critic prefers smaller sums: min Q is min(0.5, -0.5) = -0.5 against min(0.3, -0.3) = -0.3 -> the guide
+    action, took_guide = propose(LinearCritic(1.0), LinearCritic(-1.0), obs, actor_action, guide_action)
+    assert action is guide_action and took_guide
+    # a tie goes to the actor
+    action, took_guide = propose(LinearCritic(1.0), LinearCritic(1.0), obs, guide_action.clone(), guide_action)
+    assert not took_guide
+
+
+def test_proposal_and_guide_warmup_in_a_run(workdir, hopper):
+    """What the loop does with both levers: before learning starts, masked actions are the guide's plus noise of scale
+    exploration-noise (not uniform in the box); the buffer holds g(s') of every transition; the share of steps that
+    took the guide's action is charted."""
+    (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
+    width, noise = 0.6, 0.1
+    checkpoint = stop_after_first_checkpoint(workdir, [
+        "--llm-policy", "g.py", "--guide-proposal", "--warmup-actions", "guide", "--mask-width", str(width),
+        "--total-timesteps", "100000", "--learning-starts", "800", "--batch-size", "32", "--checkpoint-frequency", "1200",
+        "--eval-frequency", "100000", "--exploration-noise", str(noise)], "p")  # fmt: skip
+    data = checkpoint["replay_buffer"]["data"].numpy()
+    obs, next_obs, actions, _, _, low, high, _, _, next_guide, next_has = np.split(
+        data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3]), axis=1)  # fmt: skip
+
+    assert np.all(hopper.action_space.low == -1.0) and np.all(hopper.action_space.high == 1.0)  # env units = normalised
+
+    def guide_env_action(states):
+        return np.tanh(3.0 * states[:, 2:5].astype(np.float64))
+
+    np.testing.assert_allclose(next_guide, guide_env_action(next_obs), atol=1e-5)  # g(s') of every row
+    assert np.all(next_has == 1.0)
+    warmup = np.arange(800)
+    masked = ~(np.all(low == -1.0, axis=1) & np.all(high == 1.0, axis=1))
+    rows = warmup[masked[warmup]]
+    deviation = actions[rows] - guide_env_action(obs[rows])
+    inside = (actions[rows] > low[rows] + 1e-6) & (actions[rows] < high[rows] - 1e-6)
+    # where the clamp did not act, the deviation is the Gaussian noise: its spread is exploration-noise (uniform in a box
+    # of half-width 0.6 would give 0.35)
+    assert abs(deviation[inside].std() - noise) < 0.01 and abs(deviation[inside].mean()) < 0.01
+    assert len(rows) > 300
+    values, _ = scalars(workdir / "runs/p")
+    taken = [v for step, v in values["charts/guide_action_taken"]]
+    assert taken and all(0.0 <= v <= 1.0 for v in taken)
+
+
+def test_every_camel_plus_lever_is_off_by_default_so_the_defaults_are_the_papers_camel():
+    args = camel_td3.Args()
+    assert args.guide_proposal is False and args.warmup_actions == "uniform"
+    # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
+    assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
+
+
+@pytest.mark.parametrize("flags", [["--guide-proposal"], ["--warmup-actions", "guide"]])
+def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
+    """Without a guide there is nothing to propose or to follow: the run is plain TD3 (no guide-action chart)."""
+    from test_camel_td3 import FAST, run_trainer
+
+    result = run_trainer(workdir, "--run-name", "r", *FAST, *flags)
+    assert result.returncode == 0, result.stderr
+    values, _ = scalars(workdir / "runs/r")
+    assert "charts/guide_action_taken" not in values and "eval/episodic_return" in values
