@@ -124,15 +124,17 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with guide_actions=True (camel_td3.py --guide-proposal): the guide's action in s', in the
-    # env's units, and 1 where the guide gave one (0 where it failed on s', the action column then holding zeros)
+    # only in a buffer made with guide_actions=True (camel_td3.py's CAMEL+ levers): the guide's action in s and in s',
+    # in the env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
+    guide_actions: Optional[torch.Tensor] = None
+    has_guide: Optional[torch.Tensor] = None
     next_guide_actions: Optional[torch.Tensor] = None
     next_has_guide: Optional[torch.Tensor] = None
 
 
 class ReplayBuffer:
     """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    guide_actions=True, the guide's action in s').
+    guide_actions=True, the guide's action in s and in s').
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
@@ -140,17 +142,18 @@ class ReplayBuffer:
     def __init__(self, buffer_size, obs_dim, action_dim, device, guide_actions=False):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
         if guide_actions:
-            self.widths += [action_dim, 1]
+            self.widths += [action_dim, 1, action_dim, 1]
         self.action_dim, self.guide_actions = action_dim, guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
-    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, next_guide_action=None):
-        """next_guide_action: the guide's action in s' (env units; None where it failed), in a guide_actions buffer."""
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
+        """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
+        a guide_actions buffer."""
         columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
         if self.guide_actions:
-            has_guide = next_guide_action is not None
-            columns += [next_guide_action if has_guide else np.zeros(self.action_dim), [float(has_guide)]]
+            for g in (guide_action, next_guide_action):
+                columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
         row = np.concatenate(columns, dtype=np.float32)
         self.data[self.pos] = torch.from_numpy(row).to(self.device)
         self.pos = (self.pos + 1) % self.buffer_size

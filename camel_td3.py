@@ -9,8 +9,9 @@
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
 # and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide, each off by default (all off is
-# the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal) and the guide's
-# own actions in the warm-up (--warmup-actions guide).
+# the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal), the guide's own
+# actions in the warm-up (--warmup-actions guide) and the unmasked actor pulled towards the guide while masking
+# fades (--guide-bc-coef).
 # What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
@@ -111,6 +112,9 @@ class Args:
     warmup_actions: Literal["uniform", "guide"] = "uniform"
     """masked actions before learning starts: uniform in the box (the paper), or the guide's own action plus Gaussian
     noise of scale exploration-noise, clamped into the box"""
+    guide_bc_coef: float = 0.0
+    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon: the
+    actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -266,6 +270,21 @@ def update_actor(data, actor, qf1, actor_optimizer):
     return actor_loss.detach()
 
 
+def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight):
+    """CAMEL+ --guide-bc-coef: TD3's actor loss -mean Q1(s, actor(s, low, high)) plus bc_weight * mean|Q1| (held fixed)
+    * the mean, over the rows whose s the guide acted on, of the squared distance between the unmasked actor's action
+    actor(s, -1, 1) and g(s), in normalised units, averaged over the action's dimensions. Returns both parts."""
+    q = qf1(data.observations, actor(data.observations, data.low, data.high))
+    free_action = actor(data.observations, -torch.ones_like(data.low), torch.ones_like(data.high))
+    distance = ((free_action - data.guide_actions) / actor.action_scale).pow(2).mean(1, keepdim=True)
+    bc_loss = (distance * data.has_guide).sum() / data.has_guide.sum().clamp(min=1.0)
+    actor_loss = -q.mean() + bc_weight * q.abs().mean().detach() * bc_loss
+    actor_optimizer.zero_grad()
+    actor_loss.backward()
+    actor_optimizer.step()
+    return actor_loss.detach(), bc_loss.detach()
+
+
 def update_targets(networks, target_networks, tau):
     """CleanRL's soft update, target <- tau * online + (1 - tau) * target, for every parameter of the networks, as one
     lerp target + tau * (online - target) (the rounding the committed runs were made with)."""
@@ -320,10 +339,10 @@ if __name__ == "__main__":
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
 
     # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and the guide's action in s')
-    guide_proposal = args.guide_proposal and guide is not None
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_proposal)
+    guide_proposal, guide_bc = guide is not None and args.guide_proposal, guide is not None and args.guide_bc_coef > 0
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_proposal or guide_bc)
     # CAMEL+: the levers that need g(s) at every step, not only on masked ones, ask the guide once per state
-    guide_every_step = guide is not None and (guide_proposal or args.warmup_actions == "guide")
+    guide_every_step = guide is not None and (guide_proposal or guide_bc or args.warmup_actions == "guide")
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -384,8 +403,8 @@ if __name__ == "__main__":
                 bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
             # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s'))
-            next_guide_env_action = to_env_units(next_guide_action, env.action_space) if guide_proposal and next_guide_action is not None else None
-            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, next_guide_env_action)
+            guide_env_actions = [None if not rb.guide_actions or g is None else to_env_units(g, env.action_space) for g in (guide_action, next_guide_action)]
+            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, *guide_env_actions)
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
@@ -394,7 +413,10 @@ if __name__ == "__main__":
                     data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
                 )
                 if global_step % args.policy_frequency == 0:
-                    actor_loss = update_actor(data, actor, qf1, actor_optimizer)
+                    if guide_bc and epsilon > 0:  # CAMEL+: and towards the guide, while masking lasts
+                        actor_loss, bc_loss = update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, args.guide_bc_coef * epsilon)
+                    else:
+                        actor_loss = update_actor(data, actor, qf1, actor_optimizer)
                     # update the target networks
                     update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], args.tau)
 
@@ -406,6 +428,8 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss.item() + qf2_loss.item()) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
+                    if guide_bc and actor_loss is not None:
+                        writer.add_scalar("losses/guide_bc_loss", bc_loss.item(), global_step)
                     if guide_proposal:  # CAMEL+: the share of the last 100 steps that took the guide's action
                         writer.add_scalar("charts/guide_action_taken", guide_taken / 100, global_step)
                         guide_taken = 0

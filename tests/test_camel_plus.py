@@ -1,7 +1,9 @@
 """camel_td3.py's CAMEL+ levers, beyond the paper, for the agent to outgrow its guide: the guide as a proposal
 (--guide-proposal: acting with the better of the actor's and the guide's action, bootstrapping from the better of the
-two in s'), the guide's own actions in the warm-up (--warmup-actions guide); and that with every lever off the
-trainer is the paper's CAMEL."""
+two in s'), the guide's own actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the
+guide while masking fades (--guide-bc-coef); and that with every lever off the trainer is the paper's CAMEL."""
+
+from copy import deepcopy as copy_module
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ import camel_td3
 import camel_td3_fast
 from camel_common import ReplayBuffer, mask_bounds
 from camel_guide import to_env_units
-from camel_td3 import Actor, QNetwork, propose, td3_target, update_critics, with_guide_proposal
+from camel_td3 import Actor, QNetwork, propose, td3_target, update_actor_with_guide_bc, update_critics, with_guide_proposal
 from camel_td3_fast import fuse_critics
 from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
 
@@ -27,29 +29,32 @@ def test_with_guide_proposal_takes_the_larger_value_only_where_the_guide_acted()
 
 
 def guide_batch(hopper, n=64, seed=0, next_point=None):
-    """A batch from a buffer that keeps the guide's action in s' (every fourth row: the guide failed there)."""
+    """A batch from a buffer that keeps the guide's action in s and s' (every fourth s' and every fifth s: the guide
+    failed there)."""
     rng = np.random.default_rng(seed)
     rb = ReplayBuffer(n, 11, 3, "cpu", guide_actions=True)
     for i in range(n):
         low, high = mask_bounds(rng.uniform(-1, 1, 3), 0.3)
         next_low, next_high = (next_point, next_point) if next_point is not None else mask_bounds(rng.uniform(-1, 1, 3), 0.3)
+        guide = None if i % 5 == 4 else to_env_units(rng.uniform(-1, 1, 3), hopper.action_space)
         next_guide = None if i % 4 == 3 else to_env_units(rng.uniform(-1, 1, 3), hopper.action_space)
         rb.add(rng.normal(size=11), rng.normal(size=11), rng.uniform(low, high), rng.normal(), float(rng.random() < 0.2),
-               low, high, next_low, next_high, next_guide)  # fmt: skip
+               low, high, next_low, next_high, guide, next_guide)  # fmt: skip
     return rb.sample(n)
 
 
-def test_buffer_keeps_the_guides_action_in_next_s_and_whether_there_was_one(hopper):
+def test_buffer_keeps_the_guides_action_in_s_and_next_s_and_whether_there_was_one(hopper):
     rb = ReplayBuffer(2, 2, 3, "cpu", guide_actions=True)
     ones, zeros = np.ones(3), np.zeros(3)
-    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.1, -0.2, 0.3]))
-    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None)  # the guide failed on s'
-    assert rb.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3 + 3 + 1)
-    next_guide_actions, next_has_guide = torch.split(rb.data, rb.widths, dim=1)[-2:]
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.5, 0.6, 0.7]), np.array([0.1, -0.2, 0.3]))
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None, None)  # the guide failed on s and s'
+    assert rb.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3 + 2 * (3 + 1))
+    guide_actions, has_guide, next_guide_actions, next_has_guide = torch.split(rb.data, rb.widths, dim=1)[-4:]
+    np.testing.assert_allclose(guide_actions.numpy(), [[0.5, 0.6, 0.7], zeros], atol=1e-7)
     np.testing.assert_allclose(next_guide_actions.numpy(), [[0.1, -0.2, 0.3], zeros], atol=1e-7)
-    assert next_has_guide.flatten().tolist() == [1.0, 0.0]
+    assert has_guide.flatten().tolist() == [1.0, 0.0] and next_has_guide.flatten().tolist() == [1.0, 0.0]
     batch = rb.sample(8)
-    assert batch.next_guide_actions.shape == (8, 3) and batch.next_has_guide.shape == (8, 1)
+    assert batch.guide_actions.shape == batch.next_guide_actions.shape == (8, 3) and batch.next_has_guide.shape == (8, 1)
     # the paper's buffer has no such columns, and its batches say so
     plain = ReplayBuffer(2, 2, 3, "cpu")
     plain.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones)
@@ -133,16 +138,17 @@ def test_proposal_and_guide_warmup_in_a_run(workdir, hopper):
         "--total-timesteps", "100000", "--learning-starts", "800", "--batch-size", "32", "--checkpoint-frequency", "1200",
         "--eval-frequency", "100000", "--exploration-noise", str(noise)], "p")  # fmt: skip
     data = checkpoint["replay_buffer"]["data"].numpy()
-    obs, next_obs, actions, _, _, low, high, _, _, next_guide, next_has = np.split(
-        data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3]), axis=1)  # fmt: skip
+    obs, next_obs, actions, _, _, low, high, _, _, guide, has, next_guide, next_has = np.split(
+        data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3, 1, 3]), axis=1)  # fmt: skip
 
     assert np.all(hopper.action_space.low == -1.0) and np.all(hopper.action_space.high == 1.0)  # env units = normalised
 
     def guide_env_action(states):
         return np.tanh(3.0 * states[:, 2:5].astype(np.float64))
 
-    np.testing.assert_allclose(next_guide, guide_env_action(next_obs), atol=1e-5)  # g(s') of every row
-    assert np.all(next_has == 1.0)
+    np.testing.assert_allclose(guide, guide_env_action(obs), atol=1e-5)  # g(s) and g(s') of every row
+    np.testing.assert_allclose(next_guide, guide_env_action(next_obs), atol=1e-5)
+    assert np.all(has == 1.0) and np.all(next_has == 1.0)
     warmup = np.arange(800)
     masked = ~(np.all(low == -1.0, axis=1) & np.all(high == 1.0, axis=1))
     rows = warmup[masked[warmup]]
@@ -157,14 +163,41 @@ def test_proposal_and_guide_warmup_in_a_run(workdir, hopper):
     assert taken and all(0.0 <= v <= 1.0 for v in taken)
 
 
+def test_guide_bc_adds_the_weighted_distance_of_the_unmasked_actor_to_the_guide(hopper):
+    torch.manual_seed(0)
+    actor, qf1 = Actor(hopper), QNetwork(hopper)
+    data = guide_batch(hopper)
+    with torch.no_grad():  # by hand, before the step
+        q = qf1(data.observations, actor(data.observations, data.low, data.high))
+        free = actor(data.observations, -torch.ones(64, 3), torch.ones(64, 3))  # the unmasked actor
+        rows = data.has_guide.flatten() > 0
+        bc = ((free[rows] - data.guide_actions[rows]) ** 2).mean()  # Hopper: env units are normalised units
+        expected = -q.mean() + 0.3 * q.abs().mean() * bc
+    assert (~rows).any() and rows.any()  # rows without a guide action are left out of the mean
+    before, copy = [p.detach().clone() for p in actor.parameters()], copy_module(actor)
+    loss, bc_loss = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.01), bc_weight=0.3)
+    torch.testing.assert_close(bc_loss, bc)
+    torch.testing.assert_close(loss, expected)
+    # the gradient is that of the whole loss: one SGD step from `before` on it, by autograd on a copy
+    q_copy = qf1(data.observations, copy(data.observations, data.low, data.high))
+    free_copy = copy(data.observations, -torch.ones(64, 3), torch.ones(64, 3))
+    loss_copy = -q_copy.mean() + 0.3 * q_copy.abs().mean().detach() * ((free_copy[rows] - data.guide_actions[rows]) ** 2).mean()
+    loss_copy.backward()
+    for new, old, p in zip(actor.parameters(), before, copy.parameters()):
+        torch.testing.assert_close(new.detach(), old - 0.01 * p.grad)
+    # with weight 0 it is TD3's actor loss
+    loss0, _ = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.0), bc_weight=0.0)
+    torch.testing.assert_close(loss0, -qf1(data.observations, actor(data.observations, data.low, data.high)).mean().detach())
+
+
 def test_every_camel_plus_lever_is_off_by_default_so_the_defaults_are_the_papers_camel():
     args = camel_td3.Args()
-    assert args.guide_proposal is False and args.warmup_actions == "uniform"
+    assert args.guide_proposal is False and args.warmup_actions == "uniform" and args.guide_bc_coef == 0.0
     # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
 
-@pytest.mark.parametrize("flags", [["--guide-proposal"], ["--warmup-actions", "guide"]])
+@pytest.mark.parametrize("flags", [["--guide-proposal"], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1"]])
 def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     """Without a guide there is nothing to propose or to follow: the run is plain TD3 (no guide-action chart)."""
     from test_camel_td3 import FAST, run_trainer
