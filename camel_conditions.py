@@ -14,7 +14,8 @@ then the settings where the run differs from today's defaults:
              expert        expert masking (--expert-model)
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
-  _{variant} the sweep's VARIANT: flags that change the algorithm (e.g. distill for --distill-coef 1.0)
+  _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, bc_gwarm
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -43,6 +44,12 @@ GUIDE_LABELS = {
     "lean": "CAMEL, poor guide (leans and falls)",
 }
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
+# The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
+VARIANT_LABELS = {
+    "prop": ("--guide-proposal", "guide proposal"),
+    "bc": ("--guide-bc-coef 0.4", "guide BC"),
+    "gwarm": ("--warmup-actions guide", "guide warm-up"),
+}
 
 # Hugging Face Hub repo ids (owner/name) for an expert; a value that looks like a path is a path.
 HUB_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -103,10 +110,13 @@ def condition_label(condition, custom=None):
     with_ma_em = condition[: -len(NO_MA_EM)] if no_ma_em else condition
     if no_ma_em and with_ma_em in custom:
         return f"{custom[with_ma_em]} w/o MA EM"
+    guide, levers = split_variant(stem)
     if stem in custom:
         label = custom[stem]
     elif stem in GUIDE_LABELS:
         label = GUIDE_LABELS[stem]
+    elif levers:
+        label = " + ".join([GUIDE_LABELS[guide]] + [VARIANT_LABELS[lever][1] for lever in levers])
     elif stem.startswith(SAC) and stem[len(SAC) :] in GUIDE_LABELS:
         label = on_sac(GUIDE_LABELS[stem[len(SAC) :]])
     else:
@@ -114,11 +124,21 @@ def condition_label(condition, custom=None):
     return label + (" w/o MA EM" if no_ma_em else "") + (f", learning from {format_steps(learning_starts)}" if learning_starts else "")
 
 
+def split_variant(stem):
+    """(guide, CAMEL+ levers) of a name made of a guide and VARIANT_LABELS' parts: ("camel_tuned", ["prop", "gwarm"])
+    for camel_tuned_prop_gwarm; (stem, []) for any other name."""
+    for guide in sorted(GUIDE_LABELS, key=len, reverse=True):
+        parts = stem[len(guide) + 1 :].split("_") if stem.startswith(guide + "_") else []
+        if parts and all(part in VARIANT_LABELS for part in parts):
+            return guide, parts
+    return stem, []
+
+
 def order_key(condition):
     """Figures list conditions TD3 before SAC, then by guide as in GUIDE_LABELS (others after, by name), each at
     the default settings before its variants, and each before its _no_ma_em control."""
     stem, learning_starts, no_ma_em = split(condition)
     sac = stem.startswith(SAC)
-    guide = stem[len(SAC) :] if sac else stem
+    guide, levers = split_variant(stem[len(SAC) :] if sac else stem)
     rank = list(GUIDE_LABELS)
-    return (sac, rank.index(guide) if guide in rank else len(rank), guide, learning_starts or 0, no_ma_em)
+    return (sac, rank.index(guide) if guide in rank else len(rank), guide, levers, learning_starts or 0, no_ma_em)

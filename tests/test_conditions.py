@@ -23,6 +23,9 @@ from camel_conditions import condition_label, is_hub_repo_id, learning_starts_su
     ("sac_camel_tuned", "CAMEL-SAC, tuned guide"),
     ("sac_camel", "CAMEL-SAC, LLM-written guide"),
     ("sac_expert", "Expert masking (SAC)"),
+    ("camel_tuned_prop_gwarm", "CAMEL, tuned guide + guide proposal + guide warm-up"),
+    ("camel_bc_gwarm", "CAMEL, LLM-written guide + guide BC + guide warm-up"),
+    ("standstill_bc_gwarm", "CAMEL, poor guide (stands still) + guide BC + guide warm-up"),
 ])  # fmt: skip
 def test_each_condition_is_labelled_by_what_guided_it_and_its_settings(condition, label):
     assert condition_label(condition) == label
@@ -75,3 +78,9 @@ def test_figures_list_the_baseline_then_the_guides_then_their_variants_then_sac(
 ])  # fmt: skip
 def test_hub_repo_ids_are_owner_slash_name_and_anything_like_a_path_is_a_path(value, hub):
     assert is_hub_repo_id(value) is hub
+
+
+def test_camel_plus_variants_sort_after_their_guide_and_unknown_parts_stand_for_themselves():
+    names = ["camel_tuned_prop_gwarm", "camel_tuned", "camel_bc_gwarm", "camel", "baseline"]
+    assert sorted(names, key=order_key) == ["baseline", "camel", "camel_bc_gwarm", "camel_tuned", "camel_tuned_prop_gwarm"]
+    assert condition_label("camel_tuned_prop_other") == "camel_tuned_prop_other"
