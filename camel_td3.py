@@ -10,8 +10,8 @@
 #     (target_action, below)
 # and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide, each off by default (all off is
 # the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal), the guide's own
-# actions in the warm-up (--warmup-actions guide) and the unmasked actor pulled towards the guide while masking
-# fades (--guide-bc-coef).
+# actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the guide while masking
+# fades (--guide-bc-coef), and more critic updates per step (--critic-updates-per-step, --critic-layer-norm).
 # What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
@@ -115,6 +115,12 @@ class Args:
     guide_bc_coef: float = 0.0
     """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon: the
     actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    critic_updates_per_step: int = 1
+    """critic updates per environment step, each on its own batch (the actor and targets still update every
+    policy-frequency steps); more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
+    critic_layer_norm: bool = False
+    """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), which keeps more updates
+    per step stable; computed with the plain update (--fast-update applies to CleanRL's critic only)"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -149,16 +155,18 @@ class Args:
 
 # ALGO LOGIC: initialize agent here:
 class QNetwork(nn.Module):
-    def __init__(self, env):
+    def __init__(self, env, layer_norm=False):
         super().__init__()
         self.fc1 = nn.Linear(np.array(env.observation_space.shape).prod() + np.prod(env.action_space.shape), 256)
         self.fc2 = nn.Linear(256, 256)
         self.fc3 = nn.Linear(256, 1)
+        # CAMEL+ --critic-layer-norm: normalise each hidden layer before its ReLU (nn.Identity: CleanRL's critic)
+        self.ln1, self.ln2 = (nn.LayerNorm(256), nn.LayerNorm(256)) if layer_norm else (nn.Identity(), nn.Identity())
 
     def forward(self, x, a):
         x = torch.cat([x, a], 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
+        x = F.relu(self.ln1(self.fc1(x)))
+        x = F.relu(self.ln2(self.fc2(x)))
         x = self.fc3(x)
         return x
 
@@ -293,7 +301,7 @@ def update_targets(networks, target_networks, tau):
 
 
 if __name__ == "__main__":
-    args, checkpoint = parse_args(Args, positive=["policy_frequency"])  # a resumed run's own; checked before anything is written
+    args, checkpoint = parse_args(Args, positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -317,15 +325,15 @@ if __name__ == "__main__":
     # CAMEL: the masking-aware actor (a plain TD3 baseline keeps CleanRL's actor)
     masking_aware = args.masking_aware and guide is not None
     actor = Actor(env, masking_aware).to(device)
-    qf1 = QNetwork(env).to(device)
-    qf2 = QNetwork(env).to(device)
-    qf1_target = QNetwork(env).to(device)
-    qf2_target = QNetwork(env).to(device)
+    qf1 = QNetwork(env, args.critic_layer_norm).to(device)
+    qf2 = QNetwork(env, args.critic_layer_norm).to(device)
+    qf1_target = QNetwork(env, args.critic_layer_norm).to(device)
+    qf2_target = QNetwork(env, args.critic_layer_norm).to(device)
     target_actor = Actor(env, masking_aware).to(device)
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
-    if args.fast_update and not args.compile:
+    if args.fast_update and not args.compile and not args.critic_layer_norm:
         # SPEED (camel_td3_fast.py): update_critics and update_actor below become versions that compute the same update
         # with less overhead. qf1 and qf2 stay the critics; their weights move into one batched pair (before the optimisers)
         from camel_td3_fast import fuse_critics, update_actor, update_critics
@@ -408,10 +416,11 @@ if __name__ == "__main__":
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
-                data = rb.sample(args.batch_size)
-                qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = update_critics(
-                    data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
-                )
+                for _ in range(args.critic_updates_per_step):  # CAMEL+: 1 in TD3; the actor learns on the last batch
+                    data = rb.sample(args.batch_size)
+                    qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = update_critics(
+                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
+                    )
                 if global_step % args.policy_frequency == 0:
                     if guide_bc and epsilon > 0:  # CAMEL+: and towards the guide, while masking lasts
                         actor_loss, bc_loss = update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, args.guide_bc_coef * epsilon)

@@ -1,7 +1,8 @@
 """camel_td3.py's CAMEL+ levers, beyond the paper, for the agent to outgrow its guide: the guide as a proposal
 (--guide-proposal: acting with the better of the actor's and the guide's action, bootstrapping from the better of the
 two in s'), the guide's own actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the
-guide while masking fades (--guide-bc-coef); and that with every lever off the trainer is the paper's CAMEL."""
+guide while masking fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step) and layer norm
+in the critics (--critic-layer-norm); and that with every lever off the trainer is the paper's CAMEL."""
 
 from copy import deepcopy as copy_module
 
@@ -193,6 +194,7 @@ def test_guide_bc_adds_the_weighted_distance_of_the_unmasked_actor_to_the_guide(
 def test_every_camel_plus_lever_is_off_by_default_so_the_defaults_are_the_papers_camel():
     args = camel_td3.Args()
     assert args.guide_proposal is False and args.warmup_actions == "uniform" and args.guide_bc_coef == 0.0
+    assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False
     # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
@@ -206,3 +208,46 @@ def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     assert result.returncode == 0, result.stderr
     values, _ = scalars(workdir / "runs/r")
     assert "charts/guide_action_taken" not in values and "eval/episodic_return" in values
+
+
+def test_critic_layer_norm_normalises_each_hidden_layer_before_its_relu(hopper):
+    torch.manual_seed(0)
+    qf = QNetwork(hopper, layer_norm=True)
+    with torch.no_grad():  # layer norm's scale and shift away from their initial 1 and 0, so that they count
+        for ln in (qf.ln1, qf.ln2):
+            ln.weight.uniform_(0.5, 1.5)
+            ln.bias.uniform_(-0.1, 0.1)
+    obs, action = torch.randn(5, 11), torch.rand(5, 3) * 2 - 1
+
+    def norm(h, ln):  # by hand: (h - mean) / sqrt(var + 1e-5) * weight + bias, over the 256 units of each row
+        mean, var = h.mean(1, keepdim=True), h.var(1, unbiased=False, keepdim=True)
+        return (h - mean) / torch.sqrt(var + 1e-5) * ln.weight + ln.bias
+
+    with torch.no_grad():
+        h1 = torch.relu(norm(torch.cat([obs, action], 1) @ qf.fc1.weight.T + qf.fc1.bias, qf.ln1))
+        h2 = torch.relu(norm(h1 @ qf.fc2.weight.T + qf.fc2.bias, qf.ln2))
+        torch.testing.assert_close(qf(obs, action), h2 @ qf.fc3.weight.T + qf.fc3.bias)
+    plain = QNetwork(hopper)  # without the flag: CleanRL's critic, the same parameters and nothing else
+    assert [name for name, _ in plain.named_parameters()] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"]
+
+
+def test_more_critic_updates_per_step_step_the_critics_that_many_times_and_the_actor_as_before(workdir):
+    (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
+    learning_starts = 300
+    checkpoint = stop_after_first_checkpoint(workdir, [
+        "--llm-policy", "g.py", "--critic-updates-per-step", "3", "--critic-layer-norm", "--total-timesteps", "100000",
+        "--learning-starts", str(learning_starts), "--batch-size", "32", "--checkpoint-frequency", "500",
+        "--eval-frequency", "100000"], "u")  # fmt: skip
+    next_step = checkpoint["global_step"]  # steps 0 .. next_step - 1 ran; those after learning-starts updated
+    update_steps = range(learning_starts + 1, next_step)
+    assert checkpoint["q_optimizer"]["state"][0]["step"].item() == 3 * len(update_steps)
+    assert checkpoint["actor_optimizer"]["state"][0]["step"].item() == sum(1 for step in update_steps if step % 2 == 0)
+    assert {"ln1.weight", "ln2.bias"} <= set(checkpoint["qf1"]) and {"ln1.weight", "ln2.bias"} <= set(checkpoint["qf2_target"])
+
+
+def test_zero_critic_updates_per_step_is_refused_with_one_line(workdir):
+    from test_camel_td3 import FAST, run_trainer
+
+    result = run_trainer(workdir, "--run-name", "r", *FAST, "--critic-updates-per-step", "0")
+    assert result.returncode == 2 and result.stderr.strip() == "error: --critic-updates-per-step must be positive, got 0"
+    assert not (workdir / "runs/r").exists()
