@@ -115,6 +115,11 @@ class Args:
     guide_bc_coef: float = 0.0
     """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon: the
     actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    guide_bc_fade: bool = True
+    """the guide-BC weight fades with epsilon (off: it stays coef for the whole run)"""
+    guide_bc_q_filter: bool = False
+    """guide BC only on the rows where the critics value the guide's action at least as high as the unmasked actor's,
+    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018): the actor is free where it is better"""
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (the actor and targets still update every
     policy-frequency steps); more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
@@ -278,19 +283,28 @@ def update_actor(data, actor, qf1, actor_optimizer):
     return actor_loss.detach()
 
 
-def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight):
+def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight, qf2=None):
     """CAMEL+ --guide-bc-coef: TD3's actor loss -mean Q1(s, actor(s, low, high)) plus bc_weight * mean|Q1| (held fixed)
     * the mean, over the rows whose s the guide acted on, of the squared distance between the unmasked actor's action
-    actor(s, -1, 1) and g(s), in normalised units, averaged over the action's dimensions. Returns both parts."""
+    actor(s, -1, 1) and g(s), in normalised units, averaged over the action's dimensions. With qf2 (--guide-bc-q-filter)
+    only the rows where min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s, -1, 1)) count. Returns the loss, the BC part and
+    the share of the batch's rows in it."""
     q = qf1(data.observations, actor(data.observations, data.low, data.high))
     free_action = actor(data.observations, -torch.ones_like(data.low), torch.ones_like(data.high))
+    rows = data.has_guide
+    if qf2 is not None:
+        with torch.no_grad():
+            def min_q(a):
+                return torch.min(qf1(data.observations, a), qf2(data.observations, a))
+
+            rows = rows * (min_q(data.guide_actions) >= min_q(free_action)).float()
     distance = ((free_action - data.guide_actions) / actor.action_scale).pow(2).mean(1, keepdim=True)
-    bc_loss = (distance * data.has_guide).sum() / data.has_guide.sum().clamp(min=1.0)
+    bc_loss = (distance * rows).sum() / rows.sum().clamp(min=1.0)
     actor_loss = -q.mean() + bc_weight * q.abs().mean().detach() * bc_loss
     actor_optimizer.zero_grad()
     actor_loss.backward()
     actor_optimizer.step()
-    return actor_loss.detach(), bc_loss.detach()
+    return actor_loss.detach(), bc_loss.detach(), rows.mean()
 
 
 def update_targets(networks, target_networks, tau):
@@ -366,7 +380,7 @@ if __name__ == "__main__":
     start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
                                                       "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
-    actor_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
+    actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
     guide_taken = 0  # CAMEL+ --guide-proposal: steps since the last chart that took the guide's action
     try:
@@ -422,10 +436,13 @@ if __name__ == "__main__":
                         data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
                     )
                 if global_step % args.policy_frequency == 0:
-                    if guide_bc and epsilon > 0:  # CAMEL+: and towards the guide, while masking lasts
-                        actor_loss, bc_loss = update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, args.guide_bc_coef * epsilon)
+                    bc_weight = args.guide_bc_coef * (epsilon if args.guide_bc_fade else 1.0)
+                    if guide_bc and bc_weight > 0:  # CAMEL+: and towards the guide (while masking lasts, by default)
+                        actor_loss, bc_loss, bc_rows = update_actor_with_guide_bc(
+                            data, actor, qf1, actor_optimizer, bc_weight, qf2 if args.guide_bc_q_filter else None
+                        )
                     else:
-                        actor_loss = update_actor(data, actor, qf1, actor_optimizer)
+                        actor_loss, bc_loss = update_actor(data, actor, qf1, actor_optimizer), None
                     # update the target networks
                     update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], args.tau)
 
@@ -437,8 +454,9 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss.item() + qf2_loss.item()) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
-                    if guide_bc and actor_loss is not None:
+                    if bc_loss is not None:  # CAMEL+: the guide-BC part of the last actor update, while it has weight
                         writer.add_scalar("losses/guide_bc_loss", bc_loss.item(), global_step)
+                        writer.add_scalar("charts/guide_bc_rows", bc_rows.item(), global_step)
                     if guide_proposal:  # CAMEL+: the share of the last 100 steps that took the guide's action
                         writer.add_scalar("charts/guide_action_taken", guide_taken / 100, global_step)
                         guide_taken = 0

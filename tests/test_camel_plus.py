@@ -176,7 +176,8 @@ def test_guide_bc_adds_the_weighted_distance_of_the_unmasked_actor_to_the_guide(
         expected = -q.mean() + 0.3 * q.abs().mean() * bc
     assert (~rows).any() and rows.any()  # rows without a guide action are left out of the mean
     before, copy = [p.detach().clone() for p in actor.parameters()], copy_module(actor)
-    loss, bc_loss = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.01), bc_weight=0.3)
+    loss, bc_loss, share = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.01), bc_weight=0.3)
+    assert share.item() == rows.float().mean().item()
     torch.testing.assert_close(bc_loss, bc)
     torch.testing.assert_close(loss, expected)
     # the gradient is that of the whole loss: one SGD step from `before` on it, by autograd on a copy
@@ -187,19 +188,35 @@ def test_guide_bc_adds_the_weighted_distance_of_the_unmasked_actor_to_the_guide(
     for new, old, p in zip(actor.parameters(), before, copy.parameters()):
         torch.testing.assert_close(new.detach(), old - 0.01 * p.grad)
     # with weight 0 it is TD3's actor loss
-    loss0, _ = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.0), bc_weight=0.0)
+    loss0, _, _ = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.0), bc_weight=0.0)
     torch.testing.assert_close(loss0, -qf1(data.observations, actor(data.observations, data.low, data.high)).mean().detach())
+
+
+def test_guide_bc_q_filter_keeps_only_the_rows_where_the_critics_value_the_guide_at_least_as_high(hopper):
+    torch.manual_seed(0)
+    actor, qf1, qf2 = Actor(hopper), QNetwork(hopper), QNetwork(hopper)
+    data = guide_batch(hopper)
+    with torch.no_grad():
+        free = actor(data.observations, -torch.ones(64, 3), torch.ones(64, 3))
+        q_guide = torch.min(qf1(data.observations, data.guide_actions), qf2(data.observations, data.guide_actions)).flatten()
+        q_free = torch.min(qf1(data.observations, free), qf2(data.observations, free)).flatten()
+        rows = (data.has_guide.flatten() > 0) & (q_guide >= q_free)
+        bc = ((free[rows] - data.guide_actions[rows]) ** 2).mean()
+    assert 0 < rows.sum() < (data.has_guide.flatten() > 0).sum()  # the filter keeps some rows and drops others
+    _, bc_loss, share = update_actor_with_guide_bc(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.0), 0.3, qf2=qf2)
+    torch.testing.assert_close(bc_loss, bc)
+    assert share.item() == rows.float().mean().item()
 
 
 def test_every_camel_plus_lever_is_off_by_default_so_the_defaults_are_the_papers_camel():
     args = camel_td3.Args()
     assert args.guide_proposal is False and args.warmup_actions == "uniform" and args.guide_bc_coef == 0.0
-    assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False
+    assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False and args.guide_bc_q_filter is False
     # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
 
-@pytest.mark.parametrize("flags", [["--guide-proposal"], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1"]])
+@pytest.mark.parametrize("flags", [["--guide-proposal"], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1", "--guide-bc-q-filter"]])
 def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     """Without a guide there is nothing to propose or to follow: the run is plain TD3 (no guide-action chart)."""
     from test_camel_td3 import FAST, run_trainer
@@ -251,3 +268,17 @@ def test_zero_critic_updates_per_step_is_refused_with_one_line(workdir):
     result = run_trainer(workdir, "--run-name", "r", *FAST, "--critic-updates-per-step", "0")
     assert result.returncode == 2 and result.stderr.strip() == "error: --critic-updates-per-step must be positive, got 0"
     assert not (workdir / "runs/r").exists()
+
+
+@pytest.mark.parametrize("fade", [True, False])
+def test_guide_bc_fades_with_epsilon_unless_told_not_to(fade, workdir):
+    from test_camel_td3 import FAST, run_trainer
+
+    # 600 steps, learning from 100, charts every 100 steps; epsilon = 1 - t / 300 reaches 0 at step 300
+    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--learning-starts", "100",
+                         "--guide-bc-coef", "0.4", *([] if fade else ["--no-guide-bc-fade"]))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    values, _ = scalars(workdir / "runs/r")
+    logged = [step for step, _ in values["losses/guide_bc_loss"]]
+    assert logged == ([200] if fade else [200, 300, 400, 500])
+    assert all(0.0 < share <= 1.0 for _, share in values["charts/guide_bc_rows"])
