@@ -15,7 +15,7 @@ then the settings where the run differs from today's defaults:
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, bc_gwarm
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -48,6 +48,7 @@ SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the s
 VARIANT_LABELS = {
     "prop": ("--guide-proposal", "guide proposal"),
     "bc": ("--guide-bc-coef 0.4", "guide BC"),
+    "qbc": ("--guide-bc-coef 0.4 --no-guide-bc-fade --guide-bc-q-filter", "Q-filtered guide BC"),
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
 }
 
