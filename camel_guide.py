@@ -84,15 +84,22 @@ def full_bounds(action_dim: int) -> tuple[np.ndarray, np.ndarray]:
 REPO_ROOT = Path(__file__).resolve().parent
 
 
+def repo_relative(value, repo: str | os.PathLike = REPO_ROOT):
+    """A value that is an absolute path inside the repository, as a path relative to it (policies/hopper.py); any
+    other value unchanged. Committed results then name the files they used the same way on every machine."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    for root, path in ((os.path.normpath(repo), os.path.normpath(value)), (os.path.realpath(repo), os.path.realpath(value))):
+        if os.path.commonpath([root, path]) == root and path != root:
+            return Path(os.path.relpath(path, root)).as_posix()
+    return value
+
+
 def guide_file_record(path: str | os.PathLike) -> dict:
     """A guide file's identity for a run's record: its path relative to this repository (absolute if it lies
     outside) and the sha256 of its bytes, so a committed result names exactly the code it was trained with."""
     resolved = Path(path).resolve()
-    try:
-        shown = resolved.relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        shown = str(resolved)
-    return {"path": shown, "sha256": hashlib.sha256(resolved.read_bytes()).hexdigest()}
+    return {"path": repo_relative(str(resolved)), "sha256": hashlib.sha256(resolved.read_bytes()).hexdigest()}
 
 
 class GuideError(Exception):

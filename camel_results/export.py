@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from camel_guide import repo_relative  # one rule for a path relative to the repository
 from camel_results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity
 
 EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
@@ -32,17 +33,6 @@ def thin(steps, values, width):
 def as_points(steps, values):
     """[[step, value], ...] with each value in the shortest form that is the same float32 number."""
     return [[int(s), float(str(np.float32(v)))] for s, v in zip(steps, values)]
-
-
-def repo_relative(value, repo=REPO):
-    """A logged value that is an absolute path inside the repository, as a path relative to it (policies/hopper.py);
-    any other value unchanged. Committed results then name the files they used the same way on every machine."""
-    if not isinstance(value, str) or not os.path.isabs(value):
-        return value
-    for root, path in ((os.path.normpath(repo), os.path.normpath(value)), (os.path.realpath(repo), os.path.realpath(value))):
-        if os.path.commonpath([root, path]) == root and path != root:
-            return Path(os.path.relpath(path, root)).as_posix()
-    return value
 
 
 def export_record(path, finished, curves, hyperparameters, max_points, repo=REPO):
