@@ -59,8 +59,7 @@ figure unmasked_gain "camel_tuned_fullactor_ls25k camel_tuned_fulltarget_ls25k c
 # and the lever with a poor guide
 figure outgrow    "camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel_tuned camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm
-figure outgrow_poor_guide "standstill_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
-                  --conditions baseline standstill standstill_qbc_gwarm
+figure outgrow_poor_guide "standstill_qbc_gwarm" --envs Hopper-v4 --conditions baseline standstill_qbc_gwarm
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
