@@ -107,25 +107,25 @@ class Args:
     """seconds a single guide call may take before that step goes unmasked"""
     # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md; all off: the paper's CAMEL)
     guide_proposal: bool = False
-    """the guide as a proposal too (IBRL, Hu et al. 2023): act with whichever of the actor's and the guide's action the
-    critics value higher, and bootstrap the TD target from the better of the target actor's and the guide's action in s'"""
+    """the guide as a proposal too (IBRL, Hu et al. 2023): act with whichever of actor(s) and g(s) the critics value higher;
+    the TD target bootstraps from the better of the target actor's and the guide's action in s'"""
     warmup_actions: Literal["uniform", "guide"] = "uniform"
-    """masked actions before learning starts: uniform in the box (the paper), or the guide's own action plus Gaussian
-    noise of scale exploration-noise, clamped into the box"""
+    """masked actions before learning starts: uniform in the box (the paper);
+    or the guide's own action plus Gaussian noise of scale exploration-noise, clamped into the box"""
     guide_bc_coef: float = 0.0
-    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon: the
-    actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon:
+    the actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
     guide_bc_fade: bool = True
     """the guide-BC weight fades with epsilon (off: it stays coef for the whole run)"""
     guide_bc_q_filter: bool = False
-    """guide BC only on the rows where the critics value the guide's action at least as high as the unmasked actor's,
-    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018): the actor is free where it is better"""
+    """guide BC only on the rows where the critics value the guide's action at least as high as the unmasked actor's:
+    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018); the actor is free where it is better"""
     critic_updates_per_step: int = 1
-    """critic updates per environment step, each on its own batch (the actor and targets still update every
-    policy-frequency steps); more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
+    """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
+    more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
     critic_layer_norm: bool = False
-    """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), which keeps more updates
-    per step stable; computed with the plain update (--fast-update applies to CleanRL's critic only)"""
+    """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), for stable extra updates;
+    computed with the plain update (--fast-update applies to CleanRL's critic only)"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
