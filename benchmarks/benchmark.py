@@ -378,8 +378,21 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")  # the ones kernels are chosen by
+
+
+def cpu_simd(cpuinfo="/proc/cpuinfo"):
+    """The vector instruction sets among the CPU's flags (SIMD_FLAGS, in that order): matrix libraries pick their
+    kernels by them, so two machines with the same model name but different flags are different machines here."""
+    if not os.path.exists(cpuinfo):
+        return []
+    with open(cpuinfo) as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return [flag for flag in SIMD_FLAGS if flag in flags]
+
+
 def machine_info(args):
-    info = {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+    info = {"cpu": cpu_model(), "cpu_simd": cpu_simd(), "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}  # fmt: skip
     git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True)
@@ -426,7 +439,8 @@ def markdown(results):
     def number(x, spec=".0f"):
         return "-" if x is None else format(x, spec)
 
-    machine = f"{m['cpu']}, {m['cores']} cores" + (f", {m['gpu']}" if m.get("gpu") else "")
+    simd = f" ({' '.join(m['cpu_simd'])})" if m.get("cpu_simd") else ""  # not in results from before the field
+    machine = f"{m['cpu']}{simd}, {m['cores']} cores" + (f", {m['gpu']}" if m.get("gpu") else "")
     machine += f"; torch {results['ours']['torch']}, gymnasium {results['ours']['gymnasium']}, mujoco {results['ours']['mujoco']}"
     if cleanrl:
         machine += (f"; CleanRL {m.get('cleanrl_commit') or 'checkout'} in its venv: torch {cleanrl['torch']},"

@@ -3,7 +3,10 @@ a real run of the env, profiled with torch.profiler.
 
 Prints the operators by total time (each shape apart), then the time split into matrix products, the optimiser,
 and everything else, in microseconds per update (one critic update, and the actor and target update every
-policy_frequency steps, as in training; every hyperparameter is camel_td3.py's default). Run it on a quiet machine; it takes about a minute.
+policy_frequency steps, as in training; every hyperparameter is camel_td3.py's default). Then the physical limit:
+the update's matrix-product FLOPs (as the profiler counts them, 2 * m * k * n per product) at the best matrix-product
+throughput this CPU reaches (GFLOP/s of a warm 256x256x256 and 1024x1024x1024 product, one thread), beside the
+update's measured time, so the headroom above the limit is visible. Run it on a quiet machine; it takes about a minute.
 
     python benchmarks/profile_update.py                      # the default fast update (camel_td3_fast.py)
     python benchmarks/profile_update.py --no-fast-update     # the plain update in camel_td3.py (autograd)
@@ -20,9 +23,11 @@ import torch
 import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import camel_td3  # noqa: E402
 import camel_td3_fast  # noqa: E402
 from camel_common import ReplayBuffer, make_env  # noqa: E402
+from benchmark import cpu_model, cpu_simd  # noqa: E402
 from camel_guide import full_bounds, to_env_units  # noqa: E402
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
@@ -44,6 +49,27 @@ class Args:
     """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
     rows: int = 25
     """operator rows printed"""
+    repeats: int = 5
+    """timed repeats of the updates and of the throughput products (their median is printed)"""
+
+
+def matmul_flops(events):
+    """FLOPs of the matrix products among the profiler's events (recorded with with_flops=True)."""
+    return sum(event.flops for event in events if event.key in MATMULS)
+
+
+def matmul_gflops(size, repeats=5, batch=1):
+    """GFLOP/s of a warm (batch x) size x size x size float32 matrix product on this thread: the median of repeats."""
+    a, b = torch.randn(batch, size, size), torch.randn(batch, size, size)
+    calls = max(1, 2**27 // (batch * size**3))  # about a quarter second of work per repeat
+    torch.bmm(a, b)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            torch.bmm(a, b)
+        rates.append(2 * batch * size**3 * calls / (time.perf_counter() - start) / 1e9)
+    return float(np.median(rates))
 
 
 def main(args):
@@ -86,7 +112,14 @@ def main(args):
     for step in range(args.steps):
         update(step)
     print(f"{args.steps} warm-up updates: {(time.perf_counter() - start) / args.steps * 1e3:.2f} ms per update")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+    timings = []
+    for _ in range(args.repeats):  # the update without the profiler, an even number of updates per repeat
+        start = time.perf_counter()
+        for step in range(args.profiled):
+            update(step)
+        timings.append((time.perf_counter() - start) / args.profiled)
+    update_seconds = float(np.median(timings))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, with_flops=True) as profile:
         for step in range(args.profiled):
             update(step)
     events = profile.key_averages(group_by_input_shape=True)
@@ -102,6 +135,15 @@ def main(args):
     total = sum(split.values())
     for name, us in split.items():
         print(f"{name:18s} {us / args.profiled:8.0f} us per update  ({us / total:.0%})")
+    flops = matmul_flops(profile.key_averages()) / args.profiled
+    rates = {f"{n}x{n}x{n}": matmul_gflops(n, args.repeats) for n in (256, 1024)}
+    limit = flops / max(rates.values()) / 1e9
+    print(f"\nCPU: {cpu_model()} ({' '.join(cpu_simd())}; torch kernels: {torch.backends.cpu.get_cpu_capability()}), one thread")
+    print(f"matrix products per update: {flops / 1e6:.1f} MFLOP")
+    print("matrix-product throughput: " + ", ".join(f"{name} {rate:.1f} GFLOP/s" for name, rate in rates.items()))
+    print(f"limit (those FLOPs at {max(rates.values()):.1f} GFLOP/s): {limit * 1e3:.2f} ms per update, {1 / limit:.0f} updates/s")
+    print(f"measured (median of {args.repeats} x {args.profiled} updates, no profiler): {update_seconds * 1e3:.2f} ms per update, "
+          f"{1 / update_seconds:.0f} updates/s: {update_seconds / limit:.2f}x the limit")
 
 
 if __name__ == "__main__":

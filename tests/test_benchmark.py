@@ -128,6 +128,17 @@ def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
     table = (output / "results.md").read_text()
     assert "| baseline |" in table and "| camel |" in table and "Guide cost" in table and "Replay buffer" in table
     assert os.path.basename(str(guide)) in table
+    simd = results["machine"]["cpu_simd"]
+    assert simd == benchmark.cpu_simd() and f"{results['machine']['cpu']} ({' '.join(simd)})" in table
+
+
+def test_the_cpu_record_names_the_vector_instruction_sets_from_cpuinfo(tmp_path):
+    # two cores of a VM that has AVX2 and FMA but no AVX-512; the flags line's order is not SIMD_FLAGS' order
+    cpuinfo = tmp_path / "cpuinfo"
+    core = "model name\t: AMD EPYC\nflags\t\t: fpu sse2 fma avx2 sse4_2 avx pclmulqdq\n\n"
+    cpuinfo.write_text("processor\t: 0\n" + core + "processor\t: 1\n" + core)
+    assert benchmark.cpu_simd(str(cpuinfo)) == ["sse4_2", "avx", "avx2", "fma"]
+    assert benchmark.cpu_simd(str(tmp_path / "missing")) == []
 
 
 def test_each_variant_is_compared_with_cleanrls_script_for_its_own_algorithm():

@@ -1,0 +1,46 @@
+"""benchmarks/profile_update.py: the physical limit it prints is the update's matrix-product FLOPs, counted by hand
+here for Hopper-v4 (11 observations, 3 actions, 256 hidden units, batch 256), at the throughput it measures."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def products(*shapes):
+    """FLOPs of matrix products (batch, m, k, n): 2 * batch * m * k * n each."""
+    return sum(2 * b * m * k * n for b, m, k, n in shapes)
+
+
+def test_the_limit_counts_the_fast_updates_matrix_products_as_computed_by_hand():
+    batch, hidden, obs, act = 256, 256, 11, 3
+    actor_in, critic_in = obs + 2 * act, obs + act  # the masking-aware actor also sees the box's low and high
+    actor_forward = [(1, batch, actor_in, hidden), (1, batch, hidden, hidden), (1, batch, hidden, act)]
+    twin_critic_forward = [(2, batch, critic_in, hidden), (2, batch, hidden, hidden), (2, batch, hidden, 1)]
+    critic_update = products(
+        *actor_forward,  # the target actor in s'
+        *twin_critic_forward,  # the target critics in s'
+        *twin_critic_forward,  # the critics in s
+        (2, batch, 1, hidden), (2, batch, hidden, hidden),  # back through layers 3 and 2 to the hidden units
+        (2, hidden, batch, critic_in), (2, hidden, batch, hidden), (2, 1, batch, hidden),  # the weight gradients
+    )  # fmt: skip
+    actor_update = products(
+        *actor_forward,
+        (1, batch, critic_in, hidden), (1, batch, hidden, hidden), (1, batch, hidden, 1),  # Q1(s, actor(s))
+        (1, batch, hidden, hidden), (1, batch, hidden, act),  # back through Q1 to the action
+        (1, batch, act, hidden), (1, batch, hidden, hidden),  # back through the actor's layers 3 and 2
+        (1, hidden, batch, actor_in), (1, hidden, batch, hidden), (1, act, batch, hidden),  # its weight gradients
+    )  # fmt: skip
+    per_update = critic_update + actor_update / 2  # the actor learns every second step (policy_frequency 2)
+    assert per_update == 404_553_728  # 316,669,952 + 175,767,552 / 2
+
+    command = [sys.executable, "benchmarks/profile_update.py", "--steps", "300", "--profiled", "20", "--repeats", "1", "--rows", "1"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    mflop = float(re.search(r"matrix products per update: ([\d.]+) MFLOP", result.stdout).group(1))
+    assert mflop == round(per_update / 1e6, 1)
+    rates = [float(r) for r in re.findall(r"x\d+ ([\d.]+) GFLOP/s", result.stdout)]
+    limit_ms = float(re.search(r"limit \(those FLOPs at [\d.]+ GFLOP/s\): ([\d.]+) ms per update", result.stdout).group(1))
+    assert len(rates) == 2 and limit_ms == round(per_update / max(rates) / 1e6, 2)
