@@ -56,10 +56,12 @@ figure unmasked_gain "camel_tuned_fullactor_ls25k camel_tuned_fulltarget_ls25k c
                   --label "camel_tuned_fulltarget=CAMEL, tuned guide + target under full bounds" \
                   --label "camel_tuned_distill=CAMEL, tuned guide + Q-filtered distillation"
 # CAMEL+ (docs/design.md): the levers for the agent to outgrow its guide, beside TD3 and the paper's CAMEL, tuned guides;
-# and the lever with a poor guide
+# the chosen lever with the LLM-written guides and with the poor guides
 figure outgrow    "camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel_tuned camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm
-figure outgrow_poor_guide "standstill_qbc_gwarm" --envs Hopper-v4 --conditions baseline standstill_qbc_gwarm
+figure outgrow_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm
+figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
+                  --conditions baseline standstill standstill_qbc_gwarm lean lean_qbc_gwarm
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
