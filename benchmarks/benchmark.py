@@ -369,13 +369,16 @@ def replay_buffer_memory(env_id, transitions):
     return memory
 
 
+def cpuinfo_field(name, cpuinfo="/proc/cpuinfo"):
+    """The value of the first line of /proc/cpuinfo that starts with name, or None (no such line, no such file)."""
+    if not os.path.exists(cpuinfo):
+        return None
+    with open(cpuinfo) as f:
+        return next((line.split(":", 1)[1].strip() for line in f if line.startswith(name)), None)
+
+
 def cpu_model():
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    return cpuinfo_field("model name") or platform.processor() or platform.machine()
 
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")  # the ones kernels are chosen by
@@ -384,10 +387,7 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_til
 def cpu_simd(cpuinfo="/proc/cpuinfo"):
     """The vector instruction sets among the CPU's flags (SIMD_FLAGS, in that order): matrix libraries pick their
     kernels by them, so two machines with the same model name but different flags are different machines here."""
-    if not os.path.exists(cpuinfo):
-        return []
-    with open(cpuinfo) as f:
-        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    flags = (cpuinfo_field("flags", cpuinfo) or "").split()
     return [flag for flag in SIMD_FLAGS if flag in flags]
 
 

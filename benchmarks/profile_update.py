@@ -58,17 +58,17 @@ def matmul_flops(events):
     return sum(event.flops for event in events if event.key in MATMULS)
 
 
-def matmul_gflops(size, repeats=5, batch=1):
-    """GFLOP/s of a warm (batch x) size x size x size float32 matrix product on this thread: the median of repeats."""
-    a, b = torch.randn(batch, size, size), torch.randn(batch, size, size)
-    calls = max(1, 2**27 // (batch * size**3))  # about a quarter second of work per repeat
+def matmul_gflops(size, repeats=5):
+    """GFLOP/s of a warm size x size x size float32 matrix product on this thread: the median of repeats."""
+    a, b = torch.randn(1, size, size), torch.randn(1, size, size)
+    calls = max(1, 2**27 // size**3)  # about a quarter second of work per repeat
     torch.bmm(a, b)
     rates = []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(calls):
             torch.bmm(a, b)
-        rates.append(2 * batch * size**3 * calls / (time.perf_counter() - start) / 1e9)
+        rates.append(2 * size**3 * calls / (time.perf_counter() - start) / 1e9)
     return float(np.median(rates))
 
 
@@ -113,7 +113,7 @@ def main(args):
         update(step)
     print(f"{args.steps} warm-up updates: {(time.perf_counter() - start) / args.steps * 1e3:.2f} ms per update")
     timings = []
-    for _ in range(args.repeats):  # the update without the profiler, an even number of updates per repeat
+    for _ in range(args.repeats):  # the update without the profiler, the same steps as the profiled loop below
         start = time.perf_counter()
         for step in range(args.profiled):
             update(step)
@@ -135,13 +135,14 @@ def main(args):
     total = sum(split.values())
     for name, us in split.items():
         print(f"{name:18s} {us / args.profiled:8.0f} us per update  ({us / total:.0%})")
-    flops = matmul_flops(profile.key_averages()) / args.profiled
+    flops = matmul_flops(events) / args.profiled  # a sum over the shapes, as over the calls
     rates = {f"{n}x{n}x{n}": matmul_gflops(n, args.repeats) for n in (256, 1024)}
-    limit = flops / max(rates.values()) / 1e9
+    best = max(rates.values())
+    limit = flops / best / 1e9
     print(f"\nCPU: {cpu_model()} ({' '.join(cpu_simd())}; torch kernels: {torch.backends.cpu.get_cpu_capability()}), one thread")
     print(f"matrix products per update: {flops / 1e6:.1f} MFLOP")
     print("matrix-product throughput: " + ", ".join(f"{name} {rate:.1f} GFLOP/s" for name, rate in rates.items()))
-    print(f"limit (those FLOPs at {max(rates.values()):.1f} GFLOP/s): {limit * 1e3:.2f} ms per update, {1 / limit:.0f} updates/s")
+    print(f"limit (those FLOPs at {best:.1f} GFLOP/s): {limit * 1e3:.2f} ms per update, {1 / limit:.0f} updates/s")
     print(f"measured (median of {args.repeats} x {args.profiled} updates, no profiler): {update_seconds * 1e3:.2f} ms per update, "
           f"{1 / update_seconds:.0f} updates/s: {update_seconds / limit:.2f}x the limit")
 
