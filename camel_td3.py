@@ -350,7 +350,7 @@ if __name__ == "__main__":
     if args.fast_update and not args.compile and not args.critic_layer_norm:
         # SPEED (camel_td3_fast.py): update_critics and update_actor below become versions that compute the same update
         # with less overhead. qf1 and qf2 stay the critics; their weights move into one batched pair (before the optimisers)
-        from camel_td3_fast import fuse_critics, update_actor, update_critics
+        from camel_td3_fast import fuse_critics, update_actor, update_actor_with_guide_bc, update_critics
 
         fuse_critics(qf1, qf2)
         fuse_critics(qf1_target, qf2_target)

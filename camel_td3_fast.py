@@ -12,7 +12,9 @@ Two things make it faster:
   copies, ReLU's derivative taken in place.
 
 The numbers agree with the plain update's to float32 rounding (under 1e-6 after a few updates on a fixed batch:
-tests/test_camel_td3.py); they are bit for bit those of the committed runs, which were made with this path.
+tests/test_camel_td3.py); they are bit for bit those of the committed runs, which were made with this path. The
+CAMEL+ guide-BC actor update (update_actor_with_guide_bc) is written out the same way (tests/test_camel_plus.py); the
+first CAMEL+ runs (seeds 1-2 of the screen) computed it with autograd.
 """
 
 import weakref
@@ -65,29 +67,74 @@ def twin_critic_grads(critics, obs, actions, next_q_value):
     return q.squeeze(-1), (error * error).mean(1)
 
 
-def actor_grads(actor, critics, obs, low, high):
-    """TD3's actor loss -mean Q1(s, actor(s, low, high)), with its gradient stored in the actor's .grad (the critic's
-    weights held fixed), as camel_td3.update_actor's backward() would."""
-    (w1, w2, w3), (b1, b2, b3) = critics.weights, critics.biases  # qf1's layers are w1[0], b1[0], ...
-    x = torch.cat([obs, low, high], 1) if actor.masking_aware else obs
+def actor_forward(actor, x):
+    """The actor's layers on its input x (obs, or obs with the bounds): both hidden activations and u = tanh(...)."""
     h1 = F.linear(x, actor.fc1.weight, actor.fc1.bias).relu_()
     h2 = F.linear(h1, actor.fc2.weight, actor.fc2.bias).relu_()
-    u = F.linear(h2, actor.fc_mu.weight, actor.fc_mu.bias).tanh_()
-    half_width = (high - low) / 2
-    action = (low + (u + 1) * half_width) * actor.action_scale + actor.action_bias  # Actor.forward's mapping
-    g1 = torch.addmm(b1[0], torch.cat([obs, action], 1), w1[0].T).relu_()
-    g2 = torch.addmm(b2[0], g1, w2[0].T).relu_()
-    q = torch.addmm(b3[0], g2, w3[0].T)
-    dg2 = relu_grad_(w3[0].expand(q.shape[0], -1) * (-1.0 / q.shape[0]), g2)  # dloss/dq = -1/batch
-    dg1 = relu_grad_(dg2 @ w2[0], g1)
-    daction = dg1 @ w1[0][:, obs.shape[1] :]
-    dz3 = daction * actor.action_scale * half_width * (1 - u * u)  # back through the mapping and tanh
+    return h1, h2, F.linear(h2, actor.fc_mu.weight, actor.fc_mu.bias).tanh_()
+
+
+def actor_backward(actor, x, h1, h2, dz3):
+    """Store in the actor's .grad the gradient of a loss whose derivative by the pre-tanh output is dz3."""
     dh2 = relu_grad_(dz3 @ actor.fc_mu.weight, h2)
     dh1 = relu_grad_(dh2 @ actor.fc2.weight, h1)
     grads = [dh1.T @ x, dh1.sum(0), dh2.T @ h1, dh2.sum(0), dz3.T @ h2, dz3.sum(0)]
     for param, grad in zip([actor.fc1.weight, actor.fc1.bias, actor.fc2.weight, actor.fc2.bias, actor.fc_mu.weight, actor.fc_mu.bias], grads):
         param.grad = grad
+
+
+def q1_and_action_grad(critics, obs, action):
+    """qf1's value of (obs, action), shape (batch, 1), and the gradient of -mean Q1 by the action (weights fixed)."""
+    (w1, w2, w3), (b1, b2, b3) = critics.weights, critics.biases  # qf1's layers are w1[0], b1[0], ...
+    g1 = torch.addmm(b1[0], torch.cat([obs, action], 1), w1[0].T).relu_()
+    g2 = torch.addmm(b2[0], g1, w2[0].T).relu_()
+    q = torch.addmm(b3[0], g2, w3[0].T)
+    dg2 = relu_grad_(w3[0].expand(q.shape[0], -1) * (-1.0 / q.shape[0]), g2)  # dloss/dq = -1/batch
+    dg1 = relu_grad_(dg2 @ w2[0], g1)
+    return q, dg1 @ w1[0][:, obs.shape[1] :]
+
+
+def actor_grads(actor, critics, obs, low, high):
+    """TD3's actor loss -mean Q1(s, actor(s, low, high)), with its gradient stored in the actor's .grad (the critic's
+    weights held fixed), as camel_td3.update_actor's backward() would."""
+    x = torch.cat([obs, low, high], 1) if actor.masking_aware else obs
+    h1, h2, u = actor_forward(actor, x)
+    half_width = (high - low) / 2
+    action = (low + (u + 1) * half_width) * actor.action_scale + actor.action_bias  # Actor.forward's mapping
+    q, daction = q1_and_action_grad(critics, obs, action)
+    actor_backward(actor, x, h1, h2, daction * actor.action_scale * half_width * (1 - u * u))  # through the map and tanh
     return -q.mean()
+
+
+def actor_grads_with_guide_bc(actor, critics, data, bc_weight, q_filter):
+    """CAMEL+: camel_td3.update_actor_with_guide_bc's loss and gradient (stored in the actor's .grad): TD3's actor loss
+    plus the guide-BC term on the unmasked actor's action. The actor runs once on the batch twice over, with its bounds
+    and with [-1, 1], so one backward pass serves both terms."""
+    obs, low, high = data.observations, data.low, data.high
+    batch = obs.shape[0]
+    free_low, free_high = -torch.ones_like(low), torch.ones_like(high)
+    if actor.masking_aware:
+        x = torch.cat([torch.cat([obs, low, high], 1), torch.cat([obs, free_low, free_high], 1)], 0)
+    else:
+        x = torch.cat([obs, obs], 0)
+    h1, h2, u = actor_forward(actor, x)
+    u_masked, u_free = u[:batch], u[batch:]
+    half_width = (high - low) / 2
+    action = (low + (u_masked + 1) * half_width) * actor.action_scale + actor.action_bias
+    free_action = u_free * actor.action_scale + actor.action_bias  # the mapping with low = -1, high = 1
+    q, daction = q1_and_action_grad(critics, obs, action)
+    rows = data.has_guide
+    if q_filter:  # where min(Q1, Q2) of the guide's action is at least that of the unmasked actor's
+        q_both = critics(torch.cat([obs, obs], 0), torch.cat([data.guide_actions, free_action], 0)).min(0).values
+        rows = rows * (q_both[:batch] >= q_both[batch:]).float().unsqueeze(1)
+    row_count = rows.sum().clamp(min=1.0)
+    scaled_gap = (free_action - data.guide_actions) / actor.action_scale
+    bc_loss = (scaled_gap.pow(2).mean(1, keepdim=True) * rows).sum() / row_count
+    bc_scale = bc_weight * q.abs().mean()  # mean|Q1| held fixed, as TD3+BC does
+    dfree_action = scaled_gap * (bc_scale * 2.0 / scaled_gap.shape[1] / row_count) * rows / actor.action_scale
+    dz3 = torch.cat([daction * actor.action_scale * half_width, dfree_action * actor.action_scale], 0) * (1 - u * u)
+    actor_backward(actor, x, h1, h2, dz3)
+    return -q.mean() + bc_scale * bc_loss, bc_loss, rows.mean()
 
 
 def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip):
@@ -111,3 +158,12 @@ def update_actor(data, actor, qf1, actor_optimizer):
         actor_loss = actor_grads(actor, fused(qf1), data.observations, data.low, data.high)
     actor_optimizer.step()
     return actor_loss
+
+
+def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight, qf2=None):
+    """camel_td3.update_actor_with_guide_bc (CAMEL+ --guide-bc-coef), with the gradient written out (qf1 must be half
+    of a fused pair, and qf2, when given for the Q-filter, its other half)."""
+    with torch.no_grad():
+        actor_loss, bc_loss, bc_rows = actor_grads_with_guide_bc(actor, fused(qf1, qf2), data, bc_weight, qf2 is not None)
+    actor_optimizer.step()
+    return actor_loss, bc_loss, bc_rows

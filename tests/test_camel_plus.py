@@ -192,6 +192,32 @@ def test_guide_bc_adds_the_weighted_distance_of_the_unmasked_actor_to_the_guide(
     torch.testing.assert_close(loss0, -qf1(data.observations, actor(data.observations, data.low, data.high)).mean().detach())
 
 
+@pytest.mark.parametrize("q_filter", [False, True], ids=["bc", "q-filtered bc"])
+@pytest.mark.parametrize("masking_aware", [True, False], ids=["masking-aware", "plain actor"])
+def test_fast_guide_bc_update_computes_the_plain_one(hopper, q_filter, masking_aware):
+    def three_updates(fast):
+        torch.manual_seed(0)
+        actor, qf1, qf2 = Actor(hopper, masking_aware), QNetwork(hopper), QNetwork(hopper)
+        step = update_actor_with_guide_bc
+        if fast:
+            fuse_critics(qf1, qf2)
+            step = camel_td3_fast.update_actor_with_guide_bc
+        optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4)
+        results = []
+        for seed in range(3):
+            data = guide_batch(hopper, n=256, seed=seed)
+            results.append(step(data, actor, qf1, optimizer, 0.4, qf2 if q_filter else None))
+        return results, actor.state_dict()
+
+    (plain, plain_state), (fast, fast_state) = three_updates(False), three_updates(True)
+    for plain_result, fast_result in zip(plain, fast):
+        for a, b in zip(plain_result, fast_result):  # loss, its BC part, the share of rows in it
+            torch.testing.assert_close(a, b, rtol=2e-6, atol=2e-6)
+    assert 0.0 < plain[0][2].item() < 1.0  # some rows out of the BC (no guide there, or filtered): the mask is exercised
+    for key in plain_state:
+        torch.testing.assert_close(plain_state[key], fast_state[key], rtol=2e-6, atol=2e-6)
+
+
 def test_guide_bc_q_filter_keeps_only_the_rows_where_the_critics_value_the_guide_at_least_as_high(hopper):
     torch.manual_seed(0)
     actor, qf1, qf2 = Actor(hopper), QNetwork(hopper), QNetwork(hopper)
