@@ -6,7 +6,8 @@ and everything else, in microseconds per update (one critic update, and the acto
 policy_frequency steps, as in training; every hyperparameter is camel_td3.py's default). Then the physical limit:
 the update's matrix-product FLOPs (as the profiler counts them, 2 * m * k * n per product) at the best matrix-product
 throughput this CPU reaches (GFLOP/s of a warm 256x256x256 and 1024x1024x1024 product, one thread), beside the
-update's measured time, so the headroom above the limit is visible. Run it on a quiet machine; it takes about a minute.
+update's measured time, so the headroom above the limit is visible; and the update's own products (their shapes and
+calls, from the profile) called back to back with nothing between them, the least time they take with torch's kernels. Run it on a quiet machine; it takes about a minute.
 
     python benchmarks/profile_update.py                      # the default fast update (camel_td3_fast.py)
     python benchmarks/profile_update.py --no-fast-update     # the plain update in camel_td3.py (autograd)
@@ -31,6 +32,7 @@ from benchmark import cpu_model, cpu_simd  # noqa: E402
 from camel_guide import full_bounds, to_env_units  # noqa: E402
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
+PRODUCTS = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm}  # the kernels
 
 
 @dataclass
@@ -70,6 +72,27 @@ def matmul_gflops(size, repeats=5):
             torch.bmm(a, b)
         rates.append(2 * size**3 * calls / (time.perf_counter() - start) / 1e9)
     return float(np.median(rates))
+
+
+def products_alone(events, updates, repeats=5):
+    """Milliseconds per update of the update's own matrix products (the kernels among the profiler's events of
+    `updates` updates, each shape called as often as it was there) back to back on warm, contiguous operands with
+    nothing between them: the least time these products take with torch's kernels on this thread, the small and oddly
+    shaped ones included. The median of repeats, after one untimed pass."""
+    calls = [(PRODUCTS[event.key], [torch.randn(shape) for shape in event.input_shapes if shape], event.count) for event in events if event.key in PRODUCTS]
+
+    def all_updates():
+        for product, operands, count in calls:
+            for _ in range(count):
+                product(*operands)
+
+    all_updates()
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        all_updates()
+        timings.append((time.perf_counter() - start) / updates)
+    return float(np.median(timings)) * 1e3
 
 
 def main(args):
@@ -143,8 +166,10 @@ def main(args):
     print(f"matrix products per update: {flops / 1e6:.1f} MFLOP")
     print("matrix-product throughput: " + ", ".join(f"{name} {rate:.1f} GFLOP/s" for name, rate in rates.items()))
     print(f"limit (those FLOPs at {best:.1f} GFLOP/s): {limit * 1e3:.2f} ms per update, {1 / limit:.0f} updates/s")
+    alone = products_alone(events, args.profiled, args.repeats)
+    print(f"the same products alone, back to back (warm, contiguous operands): {alone:.2f} ms per update")
     print(f"measured (median of {args.repeats} x {args.profiled} updates, no profiler): {update_seconds * 1e3:.2f} ms per update, "
-          f"{1 / update_seconds:.0f} updates/s: {update_seconds / limit:.2f}x the limit")
+          f"{1 / update_seconds:.0f} updates/s: {update_seconds / limit:.2f}x the limit, {update_seconds * 1e3 / alone:.2f}x the products alone")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ here for Hopper-v4 (11 observations, 3 actions, 256 hidden units, batch 256), at
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,25 @@ def test_the_limit_counts_the_fast_updates_matrix_products_as_computed_by_hand()
     limit_ms = float(re.search(r"limit \(those FLOPs at [\d.]+ GFLOP/s\): ([\d.]+) ms per update", result.stdout).group(1))
     # the printed rates and limit are rounded (0.1 GFLOP/s, 0.01 ms): a hundredth of a millisecond covers both
     assert len(rates) == 2 and limit_ms == pytest.approx(per_update / max(rates) / 1e6, abs=0.01), result.stdout
+    alone_ms = float(re.search(r"the same products alone, back to back \(warm, contiguous operands\): ([\d.]+) ms", result.stdout).group(1))
+    assert alone_ms > 0, result.stdout
+
+
+def test_products_alone_replays_each_shape_as_often_per_update_as_the_profile_saw_it(monkeypatch):
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import profile_update
+
+    seen = []
+    monkeypatch.setattr(profile_update, "PRODUCTS", {
+        "aten::addmm": lambda *operands: seen.append(("addmm", [tuple(o.shape) for o in operands])),
+        "aten::bmm": lambda *operands: seen.append(("bmm", [tuple(o.shape) for o in operands])),
+    })  # fmt: skip
+    events = [  # 2 updates profiled: addmm three times (the actor's, once per update and once more every second),
+        # bmm twice; aten::linear wraps addmm and is not replayed
+        SimpleNamespace(key="aten::addmm", count=3, input_shapes=[[256], [256, 17], [17, 256], [], []]),
+        SimpleNamespace(key="aten::bmm", count=2, input_shapes=[[2, 256, 1], [2, 1, 256]]),
+        SimpleNamespace(key="aten::linear", count=3, input_shapes=[[256, 17], [256, 17], [256]]),
+    ]
+    assert profile_update.products_alone(events, updates=2, repeats=4) > 0
+    one_pass = [("addmm", [(256,), (256, 17), (17, 256)])] * 3 + [("bmm", [(2, 256, 1), (2, 1, 256)])] * 2
+    assert seen == one_pass * 5  # an untimed pass, then the 4 timed ones
