@@ -116,6 +116,9 @@ class Args:
     """conditions to show, in this order"""
     label: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
     """NAME=TEXT: show condition NAME as TEXT (and NAME_no_ma_em, NAME_ls25k as TEXT w/o MA EM, TEXT, learning from 25k)"""
+    seeds: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
+    """NAME=SEEDS: only these seeds of condition NAME (e.g. camel_tuned_qbc_gwarm=6-10, or 1,3,5), as when a method
+    chosen on some seeds is confirmed on others; repeatable, one per condition"""
     envs: Annotated[tuple[str, ...], hint("all found")] = ()
     """envs to show, one panel each, in this order"""
     steps: Annotated[tuple[int, ...], hint("25, 50, 75 and 100% of each env's common last step")] = ()
@@ -152,6 +155,25 @@ def parse_labels(flags):
             raise ValueError(f"--label {flag}: expected NAME=TEXT, e.g. --label 'mine=CAMEL, my guide'")
         labels[name.strip()] = text.strip()
     return labels
+
+
+def parse_seeds(flags):
+    """{condition: set of seeds} from --seeds NAME=SEEDS flags (SEEDS: numbers and ranges, e.g. 6-10 or 1,3,5-7);
+    ValueError naming the flag that is not of that form."""
+    chosen = {}
+    for flag in flags:
+        name, sep, spec = flag.partition("=")
+        seeds = set()
+        try:
+            for part in spec.split(","):
+                first, dash, last = part.strip().partition("-")
+                seeds.update(range(int(first), int(last if dash else first) + 1))
+        except ValueError:
+            seeds = set()
+        if not sep or not name.strip() or not seeds or name.strip() in chosen:
+            raise ValueError(f"--seeds {flag}: expected NAME=SEEDS, once per condition, e.g. --seeds camel_tuned_qbc_gwarm=6-10")
+        chosen[name.strip()] = seeds
+    return chosen
 
 
 def ordered_envs(found, chosen):
@@ -204,6 +226,7 @@ def main(args):
         return 1
     try:
         custom_labels = parse_labels(args.label)
+        chosen_seeds = parse_seeds(args.seeds)
         guides = read_guide_returns(args.guide_returns, given=args.guide_returns != DEFAULT_GUIDE_RETURNS)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -225,7 +248,12 @@ def main(args):
         return 1
     groups = {}  # every run found: the shown conditions, and any other a condition may be compared with
     for run in found.runs:
-        groups.setdefault((run.env_id, run.condition), []).append(run)
+        if run.condition not in chosen_seeds or run.seed in chosen_seeds[run.condition]:
+            groups.setdefault((run.env_id, run.condition), []).append(run)
+    for condition, seeds in chosen_seeds.items():
+        left_out = sorted({run.seed for run in found.runs if run.condition == condition} - seeds)
+        print(f"note: '{condition}': only seeds {' '.join(map(str, sorted(seeds)))} (--seeds)"
+              + (f"; left out seed {' '.join(map(str, left_out))}" if left_out else ""))  # fmt: skip
 
     # ---- Choose the envs and conditions to show, refuse a mix of settings under one name, say what is there
     found_conditions = {condition for _, condition in groups}

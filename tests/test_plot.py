@@ -172,6 +172,28 @@ def test_table_gives_each_seeds_final_return(sweep_runs, tmp_path):
     assert rows["Random masking"][2] == "1: 5.0, 2: 7.0, 3: —"  # seed 3 stopped at 2000
 
 
+def test_seeds_flag_keeps_only_the_named_seeds_of_its_condition(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for seed in (1, 2, 6, 7):
+        write_run(runs, f"Hopper-v4__camel__{seed}", line([1000, 2000], 0.0, 100.0 * seed))
+        write_run(runs, f"Hopper-v4__baseline__{seed}", line([1000, 2000], 0.0, float(seed)))
+    assert run_plot(runs, tmp_path / "out", "steps", (2000,), "seeds", ["camel=6-7"]) == 0
+    rows = table_rows(tmp_path / "out")
+    # camel: seeds 6 and 7 (600, 700), not 1 and 2; the baseline keeps all four (1, 2, 6, 7: mean 4)
+    assert rows["CAMEL, LLM-written guide"][0] == "650.0 [600.0, 700.0] (n=2)"
+    assert rows["TD3"][0] == "4.0 [1.0, 7.0] (n=4)"
+    assert "note: 'camel': only seeds 6 7 (--seeds); left out seed 1 2" in capsys.readouterr().out
+    assert run_plot(runs, tmp_path / "out2", "steps", (2000,), "seeds", ["camel=1,6"]) == 0
+    assert table_rows(tmp_path / "out2")["CAMEL, LLM-written guide"][0] == "350.0 [100.0, 600.0] (n=2)"
+
+
+@pytest.mark.parametrize("flag", ["camel", "camel=", "camel=6-x", "=6", "camel=a"])
+def test_seeds_flag_that_is_not_name_equals_seeds_is_one_error_line(sweep_runs, tmp_path, capsys, flag):
+    assert run_plot(sweep_runs, tmp_path / "out", "seeds", [flag]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --seeds {flag}: expected NAME=SEEDS") and err.count("\n") == 1
+
+
 def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000)) == 0
     rows = table_rows(tmp_path / "out")
