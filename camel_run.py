@@ -79,6 +79,8 @@ def check_common_args(args, positive=(), min_mask_width=None):
     for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
         if getattr(args, name) <= 0:
             problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if not 0 <= getattr(args, "averaged_actor_rate", 0.0) <= 1:  # camel_td3.py's
+        problems.append(f"--averaged-actor-rate must be in [0, 1], got {args.averaged_actor_rate}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
     if args.upload_model is not None:
@@ -342,6 +344,7 @@ class Run:
         self.guide, self.rng, self.device, self.algorithm = guide, rng, device, algorithm
         self.run_dir = f"runs/{args.run_name}"
         self.model_path = f"{self.run_dir}/{args.exp_name}.cleanrl_model"  # where the trainer saves the agent (CleanRL's)
+        self.averaged_model_path = f"{self.run_dir}/{args.exp_name}_averaged.cleanrl_model"  # camel_td3.py --averaged-actor-rate
         self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
         if args.track:
             try:
@@ -360,17 +363,17 @@ class Run:
             )
         # CAMEL: window_masked of window_steps were masked since the last charts/masked_fraction point
         self.counters = {"episodes": 0, "window_masked": 0, "window_steps": 0}
-        self.last_return = self.eval_return = None
+        self.last_return = self.eval_return = self.averaged_eval_return = None
         self.progress = None
 
-    def start(self, modules, policy):
+    def start(self, modules, policy, averaged_policy=None):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
-        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated; restore them
-        when resuming. Returns the step the loop starts from and the loop's (obs, low, high, masked) there: obs None
-        when an episode starts at the top of the loop, else those of the episode a stopped run was in (the env is
+        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated (and, if given,
+        averaged_policy, evaluated beside it: camel_td3.py --averaged-actor-rate); restore them when resuming. Returns
+        the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts at the top of the loop, else those of the episode a stopped run was in (the env is
         restored to that episode)."""
         args = self.args
-        self.policy = policy
+        self.policy, self.averaged_policy = policy, averaged_policy
         if self.guide is not None:
             modules = {**modules, "guide": self.guide}
         self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
@@ -398,6 +401,10 @@ class Run:
         self.eval_return, eval_length = evaluate(self.policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
         self.writer.add_scalar("eval/episodic_return", self.eval_return, step)
         self.writer.add_scalar("eval/episodic_length", eval_length, step)
+        if self.averaged_policy is not None:  # from the same start states
+            self.averaged_eval_return, averaged_length = evaluate(self.averaged_policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
+            self.writer.add_scalar("eval/averaged_episodic_return", self.averaged_eval_return, step)
+            self.writer.add_scalar("eval/averaged_episodic_length", averaged_length, step)
         if self.progress is not None:
             self.progress.update(step, eval=self.eval_return)
 
@@ -457,7 +464,8 @@ class Run:
         finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
                                   "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
-                                  "guide_file": self.guide_file})  # fmt: skip
+                                  "guide_file": self.guide_file,
+                                  **({"final_averaged_eval_return": self.averaged_eval_return} if self.averaged_policy is not None else {})})  # fmt: skip
         if updates_happen(args):
             print(f"finished {args.run_name}: eval/episodic_return {self.eval_return:.1f} after {args.total_timesteps} steps")
         else:

@@ -16,6 +16,7 @@
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
 # SPEED: --fast-update (on by default) computes the same update with less overhead, in camel_td3_fast.py.
+import copy
 import logging
 import os
 import random
@@ -126,6 +127,10 @@ class Args:
     critic_layer_norm: bool = False
     """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), for stable extra updates;
     computed with the plain update (--fast-update applies to CleanRL's critic only)"""
+    averaged_actor_rate: float = 0.0
+    """also evaluate a running average of the actor's weights, avg <- avg + rate * (actor - avg) after every actor update
+    (0: off; 0.0005 weighs about the last 2000 actor updates, 4000 steps), logged as eval/averaged_episodic_return and
+    saved beside the model as {exp_name}_averaged.cleanrl_model. It only watches: training is the same with it or without"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -347,6 +352,9 @@ if __name__ == "__main__":
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
+    # CAMEL+ --averaged-actor-rate: an average of the actor's weights, evaluated beside it (a copy: no draw from torch's
+    # generator, so the run's random numbers stay those of a run without it)
+    averaged_actor = copy.deepcopy(actor) if args.averaged_actor_rate > 0 else None
     if args.fast_update and not args.compile and not args.critic_layer_norm:
         # SPEED (camel_td3_fast.py): update_critics and update_actor below become versions that compute the same update
         # with less overhead. qf1 and qf2 stay the critics; their weights move into one batched pair (before the optimisers)
@@ -379,7 +387,9 @@ if __name__ == "__main__":
     # episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked evaluations run
     start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
-                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
+                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb,
+                                                      **({"averaged_actor": averaged_actor} if averaged_actor else {})},
+                                                     policy=actor, averaged_policy=averaged_actor)  # fmt: skip
     actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
     guide_taken = 0  # CAMEL+ --guide-proposal: steps since the last chart that took the guide's action
@@ -445,6 +455,8 @@ if __name__ == "__main__":
                         actor_loss, bc_loss = update_actor(data, actor, qf1, actor_optimizer), None
                     # update the target networks
                     update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], args.tau)
+                    if averaged_actor is not None:  # CAMEL+: the same lerp, at its own rate
+                        update_targets([actor], [averaged_actor], args.averaged_actor_rate)
 
                 if global_step % 100 == 0:
                     writer.add_scalar("losses/qf1_values", qf1_a_values.mean().item(), global_step)
@@ -474,4 +486,6 @@ if __name__ == "__main__":
 
     if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
         torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
+        if averaged_actor is not None:  # CAMEL+: with the same critics, so evaluate_policy.py reads it as any model
+            torch.save((averaged_actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.averaged_model_path)
     run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)

@@ -10,7 +10,8 @@ import numpy as np
 from camel_guide import repo_relative  # one rule for a path relative to the repository
 from camel_results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity
 
-EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
+EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length",  # exported point by point
+                "eval/averaged_episodic_return", "eval/averaged_episodic_length")  # camel_td3.py --averaged-actor-rate
 EXPORT_THINNED = ("charts/episodic_return", "charts/epsilon", "charts/masked_fraction")  # exported as bin means
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,6 +4,7 @@ two in s'), the guide's own actions in the warm-up (--warmup-actions guide), the
 guide while masking fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step) and layer norm
 in the critics (--critic-layer-norm); and that with every lever off the trainer is the paper's CAMEL."""
 
+import json
 from copy import deepcopy as copy_module
 
 import numpy as np
@@ -308,3 +309,81 @@ def test_guide_bc_fades_with_epsilon_unless_told_not_to(fade, workdir):
     logged = [step for step, _ in values["losses/guide_bc_loss"]]
     assert logged == ([200] if fade else [200, 300, 400, 500])
     assert all(0.0 < share <= 1.0 for _, share in values["charts/guide_bc_rows"])
+
+
+def test_averaged_actor_is_the_running_average_of_the_actors_weights(hopper):
+    """--averaged-actor-rate r: after each actor update avg <- avg + r (actor - avg), so after updates to a1 and a2
+    from a0 the average is (1 - r)^2 a0 + r (1 - r) a1 + r a2."""
+    rate = 0.25
+    actor = Actor(hopper)
+    averaged = copy_module(actor)
+    a0 = {name: p.detach().clone() for name, p in actor.named_parameters()}
+    a1 = {name: p + 0.5 for name, p in a0.items()}
+    a2 = {name: p - 2.0 for name, p in a0.items()}
+    for weights in (a1, a2):
+        with torch.no_grad():
+            for name, p in actor.named_parameters():
+                p.copy_(weights[name])
+        camel_td3.update_targets([actor], [averaged], rate)
+    for name, p in averaged.named_parameters():
+        expected = (1 - rate) ** 2 * a0[name] + rate * (1 - rate) * a1[name] + rate * a2[name]
+        torch.testing.assert_close(p, expected, rtol=0, atol=1e-6)
+
+
+def test_averaged_actor_only_watches_and_is_evaluated_and_saved_beside_the_actor(workdir):
+    """Training is bit for bit the same with the average or without; at rate 1 the average is the actor itself after
+    every actor update (so it follows each one, the last included); it is evaluated from the same start states at the
+    same steps, saved beside the model, and its last return is in finished.json."""
+    from test_camel_td3 import FAST, read_model, run_trainer
+
+    for run, flags in [("off", []), ("one", ["--averaged-actor-rate", "1"]), ("slow", ["--averaged-actor-rate", "0.01"])]:
+        result = run_trainer(workdir, "--llm-policy", "guide.py", "--exp-name", "a", "--run-name", run, *FAST, *flags)
+        assert result.returncode == 0, result.stderr
+    off, one, slow = (read_model(workdir / f"runs/{run}/a.cleanrl_model") for run in ["off", "one", "slow"])
+    for trained in (one, slow):
+        for whole, other in zip(off, trained):
+            for key in whole:
+                torch.testing.assert_close(whole[key], other[key], rtol=0, atol=0)
+    assert not (workdir / "runs/off/a_averaged.cleanrl_model").exists()
+    actor = off[0]
+    averaged_one = read_model(workdir / "runs/one/a_averaged.cleanrl_model")[0]
+    averaged_slow = read_model(workdir / "runs/slow/a_averaged.cleanrl_model")[0]
+    for key in actor:
+        torch.testing.assert_close(averaged_one[key], actor[key], rtol=0, atol=0)
+    assert any(not torch.equal(averaged_slow[key], actor[key]) for key in actor if key.endswith("weight"))
+
+    curves = {run: scalars(workdir / f"runs/{run}")[0] for run in ["off", "one", "slow"]}
+    assert "eval/averaged_episodic_return" not in curves["off"]
+    assert curves["one"]["eval/episodic_return"] == curves["off"]["eval/episodic_return"]
+    assert curves["one"]["eval/averaged_episodic_return"] == curves["one"]["eval/episodic_return"]  # steps and values
+    steps = [step for step, _ in curves["slow"]["eval/episodic_return"]]
+    assert [step for step, _ in curves["slow"]["eval/averaged_episodic_return"]] == steps == [300, 600]
+    finished = json.loads((workdir / "runs/slow/finished.json").read_text())
+    assert finished["final_averaged_eval_return"] == pytest.approx(curves["slow"]["eval/averaged_episodic_return"][-1][1], rel=1e-6)
+    assert "final_averaged_eval_return" not in json.loads((workdir / "runs/off/finished.json").read_text())
+
+
+def test_averaged_actor_is_checkpointed_so_a_killed_run_resumes_to_the_same_average(workdir):
+    from test_camel_td3 import read_model, run_trainer
+
+    args = ["--llm-policy", "guide.py", "--exp-name", "k", "--total-timesteps", "1500", "--learning-starts", "300",
+            "--batch-size", "32", "--eval-frequency", "500", "--eval-episodes", "1", "--checkpoint-frequency", "400",
+            "--torch-threads", "1", "--averaged-actor-rate", "0.01"]  # fmt: skip
+    assert run_trainer(workdir, *args, "--run-name", "whole").returncode == 0
+    checkpoint = stop_after_first_checkpoint(workdir, args, "killed")
+    assert "averaged_actor" in checkpoint and 400 <= checkpoint["global_step"] < 1500
+    result = run_trainer(workdir, "--resume", "runs/killed")
+    assert result.returncode == 0, result.stderr
+    whole, resumed = (read_model(workdir / f"runs/{run}/k_averaged.cleanrl_model")[0] for run in ["whole", "killed"])
+    for key in whole:
+        torch.testing.assert_close(whole[key], resumed[key], rtol=0, atol=0)
+    curves = [scalars(workdir / f"runs/{run}")[0]["eval/averaged_episodic_return"] for run in ["whole", "killed"]]
+    assert curves[0] == curves[1]
+
+
+def test_averaged_actor_rate_outside_0_1_is_refused_with_one_line(workdir):
+    from test_camel_td3 import FAST, run_trainer
+
+    result = run_trainer(workdir, "--run-name", "r", *FAST, "--averaged-actor-rate", "1.5")
+    assert result.returncode == 2 and result.stderr.strip() == "error: --averaged-actor-rate must be in [0, 1], got 1.5"
+    assert not (workdir / "runs/r").exists()
