@@ -79,8 +79,10 @@ def check_common_args(args, positive=(), min_mask_width=None):
     for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
         if getattr(args, name) <= 0:
             problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if not 0 <= getattr(args, "averaged_actor_rate", 0.0) <= 1:  # camel_td3.py's
+    if not 0 <= getattr(args, "averaged_actor_rate", 0.0) <= 1:  # camel_td3.py's CAMEL+ flags
         problems.append(f"--averaged-actor-rate must be in [0, 1], got {args.averaged_actor_rate}")
+    if getattr(args, "guide_bc_coef", 0.0) < 0:
+        problems.append(f"--guide-bc-coef cannot be negative (it would push the actor away from the guide), got {args.guide_bc_coef}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
     if args.upload_model is not None:

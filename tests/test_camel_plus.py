@@ -381,9 +381,13 @@ def test_averaged_actor_is_checkpointed_so_a_killed_run_resumes_to_the_same_aver
     assert curves[0] == curves[1]
 
 
-def test_averaged_actor_rate_outside_0_1_is_refused_with_one_line(workdir):
+@pytest.mark.parametrize("flags, message", [
+    (["--averaged-actor-rate", "1.5"], "error: --averaged-actor-rate must be in [0, 1], got 1.5"),
+    (["--guide-bc-coef", "-0.4"], "error: --guide-bc-coef cannot be negative (it would push the actor away from the guide), got -0.4"),
+])  # fmt: skip
+def test_camel_plus_values_out_of_range_are_refused_with_one_line(workdir, flags, message):
     from test_camel_td3 import FAST, run_trainer
 
-    result = run_trainer(workdir, "--run-name", "r", *FAST, "--averaged-actor-rate", "1.5")
-    assert result.returncode == 2 and result.stderr.strip() == "error: --averaged-actor-rate must be in [0, 1], got 1.5"
+    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, *flags)
+    assert result.returncode == 2 and result.stderr.strip() == message
     assert not (workdir / "runs/r").exists()
