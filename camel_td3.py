@@ -129,8 +129,9 @@ class Args:
     computed with the plain update (--fast-update applies to CleanRL's critic only)"""
     averaged_actor_rate: float = 0.0
     """also evaluate a running average of the actor's weights, avg <- avg + rate * (actor - avg) after every actor update
-    (0: off; 0.0005 weighs about the last 2000 actor updates, 4000 steps), logged as eval/averaged_episodic_return and
-    saved beside the model as {exp_name}_averaged.cleanrl_model. It only watches: training is the same with it or without"""
+    (0: off; 0.0005 weighs about the last 2000 actor updates, 4000 steps);
+    logged as eval/averaged_episodic_return and saved beside the model as {exp_name}_averaged.cleanrl_model.
+    It only watches: training is the same with it or without"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
