@@ -372,8 +372,8 @@ class Run:
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
         guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated (and, if given,
         averaged_policy, evaluated beside it: camel_td3.py --averaged-actor-rate); restore them when resuming. Returns
-        the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts at the top of the loop, else those of the episode a stopped run was in (the env is
-        restored to that episode)."""
+        the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts
+        at the top of the loop, else those of the episode a stopped run was in (the env is restored to that episode)."""
         args = self.args
         self.policy, self.averaged_policy = policy, averaged_policy
         if self.guide is not None:

@@ -389,7 +389,7 @@ if __name__ == "__main__":
     start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
                                                       "actor_optimizer": actor_optimizer, "replay_buffer": rb,
-                                                      **({"averaged_actor": averaged_actor} if averaged_actor else {})},
+                                                      **({"averaged_actor": averaged_actor} if averaged_actor is not None else {})},
                                                      policy=actor, averaged_policy=averaged_actor)  # fmt: skip
     actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
