@@ -346,7 +346,6 @@ class Run:
         self.guide, self.rng, self.device, self.algorithm = guide, rng, device, algorithm
         self.run_dir = f"runs/{args.run_name}"
         self.model_path = f"{self.run_dir}/{args.exp_name}.cleanrl_model"  # where the trainer saves the agent (CleanRL's)
-        self.averaged_model_path = f"{self.run_dir}/{args.exp_name}_averaged.cleanrl_model"  # camel_td3.py --averaged-actor-rate
         self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
         if args.track:
             try:
@@ -365,17 +364,19 @@ class Run:
             )
         # CAMEL: window_masked of window_steps were masked since the last charts/masked_fraction point
         self.counters = {"episodes": 0, "window_masked": 0, "window_steps": 0}
-        self.last_return = self.eval_return = self.averaged_eval_return = None
+        self.last_return = self.eval_return = None
+        self.watched, self.watched_returns = {}, {}  # camel_td3.py's CAMEL+ actors evaluated beside the actor, by name
         self.progress = None
 
-    def start(self, modules, policy, averaged_policy=None):
+    def start(self, modules, policy, watched=None):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
-        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated (and, if given,
-        averaged_policy, evaluated beside it: camel_td3.py --averaged-actor-rate); restore them when resuming. Returns
+        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated (and `watched`,
+        {name: another such policy, or an object whose .deployed is one}, evaluated beside it from the same start
+        states: camel_td3.py --averaged-actor-rate, --keep-best-actor); restore them when resuming. Returns
         the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts
         at the top of the loop, else those of the episode a stopped run was in (the env is restored to that episode)."""
         args = self.args
-        self.policy, self.averaged_policy = policy, averaged_policy
+        self.policy, self.watched = policy, dict(watched or {})
         if self.guide is not None:
             modules = {**modules, "guide": self.guide}
         self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
@@ -397,16 +398,23 @@ class Run:
         self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
         return self.start_step, episode or (None, None, None, None)
 
+    def watched_model_path(self, name):
+        """Where the trainer saves a watched actor: beside the model, as {exp_name}_{name}.cleanrl_model."""
+        return f"{self.run_dir}/{self.args.exp_name}_{name}.cleanrl_model"
+
     def evaluate(self, step):
         """Unmasked evaluation (camel_common.evaluate), logged as eval/episodic_return and eval/episodic_length at `step`."""
         args = self.args
         self.eval_return, eval_length = evaluate(self.policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
         self.writer.add_scalar("eval/episodic_return", self.eval_return, step)
         self.writer.add_scalar("eval/episodic_length", eval_length, step)
-        if self.averaged_policy is not None:  # from the same start states
-            self.averaged_eval_return, averaged_length = evaluate(self.averaged_policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
-            self.writer.add_scalar("eval/averaged_episodic_return", self.averaged_eval_return, step)
-            self.writer.add_scalar("eval/averaged_episodic_length", averaged_length, step)
+        for name, watched in self.watched.items():  # from the same start states (the actor's result, if it is the actor)
+            policy = getattr(watched, "deployed", watched)
+            result = (self.eval_return, eval_length) if policy is self.policy else \
+                evaluate(policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
+            self.watched_returns[name] = result[0]
+            self.writer.add_scalar(f"eval/{name}_episodic_return", result[0], step)
+            self.writer.add_scalar(f"eval/{name}_episodic_length", result[1], step)
         if self.progress is not None:
             self.progress.update(step, eval=self.eval_return)
 
@@ -467,7 +475,7 @@ class Run:
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
                                   "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
                                   "guide_file": self.guide_file,
-                                  **({"final_averaged_eval_return": self.averaged_eval_return} if self.averaged_policy is not None else {})})  # fmt: skip
+                                  **{f"final_{name}_eval_return": value for name, value in self.watched_returns.items()}})  # fmt: skip
         if updates_happen(args):
             print(f"finished {args.run_name}: eval/episodic_return {self.eval_return:.1f} after {args.total_timesteps} steps")
         else:

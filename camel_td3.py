@@ -11,7 +11,8 @@
 # and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide, each off by default (all off is
 # the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal), the guide's own
 # actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the guide while masking
-# fades (--guide-bc-coef), and more critic updates per step (--critic-updates-per-step, --critic-layer-norm).
+# fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step, --critic-layer-norm), and actors
+# evaluated beside the actor: its weights' running average (--averaged-actor-rate), its best kept copy (--keep-best-actor).
 # What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
@@ -131,6 +132,12 @@ class Args:
     """also evaluate a running average of the actor's weights, avg <- avg + rate * (actor - avg) after every actor update
     (0: off; 0.0005 weighs about the last 2000 actor updates, 4000 steps);
     logged as eval/averaged_episodic_return and saved beside the model as {exp_name}_averaged.cleanrl_model.
+    It only watches: training is the same with it or without"""
+    keep_best_actor: bool = False
+    """also evaluate a kept copy of the actor, deployed instead of it (TD7's policy checkpoints, Fujimoto et al. 2023):
+    the actor at the start of an unmasked training episode is kept if this episode and the next beat the kept one's score;
+    its score is the smaller of those two returns, and until one is kept the actor itself is deployed.
+    Logged as eval/kept_episodic_return and saved beside the model as {exp_name}_kept.cleanrl_model.
     It only watches: training is the same with it or without"""
 
     # Evaluation, checkpoints and run bookkeeping
@@ -320,6 +327,51 @@ def update_targets(networks, target_networks, tau):
         torch._foreach_lerp_([p for net in target_networks for p in net.parameters()], [p for net in networks for p in net.parameters()], tau)
 
 
+class KeptActor:
+    """CAMEL+ --keep-best-actor: a copy of the actor that is deployed instead of it. The actor's weights at the start
+    of each unmasked training episode (epsilon 0 there, so no step of it is masked) are a candidate; when that episode
+    and the next both end unmasked, the candidate's score is the smaller of their two returns, and it is kept if that
+    beats the kept one's score (TD7 takes the smallest of several returns of a frozen actor; here the actor learns
+    during its episodes, and two returns from the start of one catch the drift within them). Until one is kept, the
+    deployed actor is the actor itself. Nothing here draws a random number or touches the actor."""
+
+    def __init__(self, actor):
+        self.actor, self.kept = actor, copy.deepcopy(actor)
+        self.score = self.kept_at = None  # the kept copy's score and the step its weights are from (None: none kept)
+        self.start, self.start_step = None, None  # the actor at the start of the episode under way, if it is unmasked
+        self.candidate = None  # (weights, step, return) of the last episode, if it ended unmasked
+
+    @property
+    def deployed(self):
+        return self.actor if self.score is None else self.kept
+
+    def episode_started(self, step, epsilon):
+        unmasked = epsilon == 0  # epsilon only falls, so the whole episode is unmasked
+        self.start = {name: value.clone() for name, value in self.actor.state_dict().items()} if unmasked else None
+        self.start_step = step if unmasked else None
+
+    def episode_ended(self, episode_return):
+        """Returns True when the candidate before this episode was kept."""
+        kept = False
+        if self.start is not None and self.candidate is not None:
+            weights, step, first_return = self.candidate
+            score = min(first_return, episode_return)
+            if self.score is None or score > self.score:
+                self.kept.load_state_dict(weights)
+                self.score, self.kept_at, kept = score, step, True
+        self.candidate = None if self.start is None else (self.start, self.start_step, episode_return)
+        return kept
+
+    def state_dict(self):
+        return {"kept": self.kept.state_dict(), "score": self.score, "kept_at": self.kept_at, "start": self.start,
+                "start_step": self.start_step, "candidate": self.candidate}  # fmt: skip
+
+    def load_state_dict(self, state):
+        self.kept.load_state_dict(state["kept"])
+        self.score, self.kept_at, self.start = state["score"], state["kept_at"], state["start"]
+        self.start_step, self.candidate = state["start_step"], state["candidate"]
+
+
 if __name__ == "__main__":
     args, checkpoint = parse_args(Args, positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
 
@@ -356,6 +408,9 @@ if __name__ == "__main__":
     # CAMEL+ --averaged-actor-rate: an average of the actor's weights, evaluated beside it (a copy: no draw from torch's
     # generator, so the run's random numbers stay those of a run without it)
     averaged_actor = copy.deepcopy(actor) if args.averaged_actor_rate > 0 else None
+    # CAMEL+ --keep-best-actor: a kept copy of the actor, deployed instead of it (judged on unmasked training episodes)
+    kept_actor = KeptActor(actor) if args.keep_best_actor else None
+    watched = {name: policy for name, policy in [("averaged", averaged_actor), ("kept", kept_actor)] if policy is not None}
     if args.fast_update and not args.compile and not args.critic_layer_norm:
         # SPEED (camel_td3_fast.py): update_critics and update_actor below become versions that compute the same update
         # with less overhead. qf1 and qf2 stay the critics; their weights move into one batched pair (before the optimisers)
@@ -389,8 +444,8 @@ if __name__ == "__main__":
     start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
                                                       "actor_optimizer": actor_optimizer, "replay_buffer": rb,
-                                                      **({"averaged_actor": averaged_actor} if averaged_actor is not None else {})},
-                                                     policy=actor, averaged_policy=averaged_actor)  # fmt: skip
+                                                      **{f"{name}_actor": policy for name, policy in watched.items()}},
+                                                     policy=actor, watched=watched)  # fmt: skip
     actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
     guide_taken = 0  # CAMEL+ --guide-proposal: steps since the last chart that took the guide's action
@@ -402,6 +457,8 @@ if __name__ == "__main__":
                 guide_action = guide(obs) if guide_every_step else None  # CAMEL+
                 bounds_guide = (lambda _obs: guide_action) if guide_every_step else guide  # the guide, asked once
                 low, high, masked = draw_bounds(bounds_guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
+                if kept_actor is not None:  # CAMEL+: the actor now is a candidate, if this episode is unmasked
+                    kept_actor.episode_started(global_step, epsilon)
 
             # ALGO LOGIC: put action logic here (CAMEL: actions stay inside [low, high])
             if global_step < args.learning_starts:
@@ -428,6 +485,9 @@ if __name__ == "__main__":
             if "episode" in info:
                 writer.add_scalar("charts/episodic_return", info["episode"]["r"], global_step)
                 writer.add_scalar("charts/episodic_length", info["episode"]["l"], global_step)
+                if kept_actor is not None and kept_actor.episode_ended(float(info["episode"]["r"])):  # CAMEL+
+                    writer.add_scalar("charts/kept_actor_score", kept_actor.score, global_step)
+                    writer.add_scalar("charts/kept_actor_from_step", kept_actor.kept_at, global_step)
 
             # CAMEL: the bounds of s' are drawn now, with the next step's epsilon (the next step acts in s')
             next_guide_action = guide(next_obs) if guide_every_step else None  # CAMEL+
@@ -487,6 +547,6 @@ if __name__ == "__main__":
 
     if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
         torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
-        if averaged_actor is not None:  # CAMEL+: with the same critics, so evaluate_policy.py reads it as any model
-            torch.save((averaged_actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.averaged_model_path)
+        for name, policy in watched.items():  # CAMEL+: with the same critics, so evaluate_policy.py reads it as any model
+            torch.save((getattr(policy, "deployed", policy).state_dict(), qf1.state_dict(), qf2.state_dict()), run.watched_model_path(name))
     run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)

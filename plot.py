@@ -66,7 +66,8 @@ file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 10 kB for 100k s
      "curves": {tag: [[step, value], ...]}}
 A hyperparameter that is an absolute path inside this repository (--llm-policy, --expert-model) is written relative
 to it (policies/hopper.py). The curves are eval/episodic_return and eval/episodic_length (and, where logged,
-eval/averaged_episodic_return and eval/averaged_episodic_length), whole, and
+eval/averaged_episodic_return and eval/averaged_episodic_length, eval/kept_episodic_return and eval/kept_episodic_length,
+charts/kept_actor_score and charts/kept_actor_from_step), whole, and
 charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at most --max-points points: each point
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.

@@ -2,7 +2,8 @@
 (--guide-proposal: acting with the better of the actor's and the guide's action, bootstrapping from the better of the
 two in s'), the guide's own actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the
 guide while masking fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step) and layer norm
-in the critics (--critic-layer-norm); and that with every lever off the trainer is the paper's CAMEL."""
+in the critics (--critic-layer-norm); the actors evaluated beside the actor (--averaged-actor-rate, --keep-best-actor);
+and that with every lever off the trainer is the paper's CAMEL."""
 
 import json
 from copy import deepcopy as copy_module
@@ -363,22 +364,97 @@ def test_averaged_actor_only_watches_and_is_evaluated_and_saved_beside_the_actor
     assert "final_averaged_eval_return" not in json.loads((workdir / "runs/off/finished.json").read_text())
 
 
-def test_averaged_actor_is_checkpointed_so_a_killed_run_resumes_to_the_same_average(workdir):
+def test_watched_actors_are_checkpointed_so_a_killed_run_resumes_to_the_same_ones(workdir):
+    """The average and the kept copy (with its candidate and score) are in the checkpoint; the run is killed after
+    masking has ended (epsilon 0 from step 750), so the kept copy's bookkeeping is under way when it stops."""
     from test_camel_td3 import read_model, run_trainer
 
     args = ["--llm-policy", "guide.py", "--exp-name", "k", "--total-timesteps", "1500", "--learning-starts", "300",
-            "--batch-size", "32", "--eval-frequency", "500", "--eval-episodes", "1", "--checkpoint-frequency", "400",
-            "--torch-threads", "1", "--averaged-actor-rate", "0.01"]  # fmt: skip
+            "--batch-size", "32", "--eval-frequency", "500", "--eval-episodes", "1", "--checkpoint-frequency", "1000",
+            "--torch-threads", "1", "--averaged-actor-rate", "0.01", "--keep-best-actor"]  # fmt: skip
     assert run_trainer(workdir, *args, "--run-name", "whole").returncode == 0
     checkpoint = stop_after_first_checkpoint(workdir, args, "killed")
-    assert "averaged_actor" in checkpoint and 400 <= checkpoint["global_step"] < 1500
+    assert "averaged_actor" in checkpoint and 1000 <= checkpoint["global_step"] < 1500
+    assert checkpoint["kept_actor"]["candidate"] is not None or checkpoint["kept_actor"]["score"] is not None
     result = run_trainer(workdir, "--resume", "runs/killed")
     assert result.returncode == 0, result.stderr
-    whole, resumed = (read_model(workdir / f"runs/{run}/k_averaged.cleanrl_model")[0] for run in ["whole", "killed"])
-    for key in whole:
-        torch.testing.assert_close(whole[key], resumed[key], rtol=0, atol=0)
-    curves = [scalars(workdir / f"runs/{run}")[0]["eval/averaged_episodic_return"] for run in ["whole", "killed"]]
-    assert curves[0] == curves[1]
+    for name in ["averaged", "kept"]:
+        whole, resumed = (read_model(workdir / f"runs/{run}/k_{name}.cleanrl_model")[0] for run in ["whole", "killed"])
+        for key in whole:
+            torch.testing.assert_close(whole[key], resumed[key], rtol=0, atol=0)
+        curves = [scalars(workdir / f"runs/{run}")[0][f"eval/{name}_episodic_return"] for run in ["whole", "killed"]]
+        assert curves[0] == curves[1]
+    charts = [scalars(workdir / f"runs/{run}")[0]["charts/kept_actor_score"] for run in ["whole", "killed"]]
+    assert charts[0] == charts[1] and len(charts[0]) >= 1
+
+
+def test_kept_actor_keeps_the_start_of_the_unmasked_episode_pair_with_the_best_smaller_return(hopper):
+    """--keep-best-actor by hand. Each episode starts with the actor's weights all equal to its letter's number; the
+    returns of the unmasked episodes B..G are 100, 300, 200, 50, 400, 500. A candidate is scored by the smaller return
+    of its episode and the next: B min(100, 300) = 100 is kept first, then C min(300, 200) = 200; D (50), E (50) do
+    not beat 200; F min(400, 500) = 400 is kept. A's episode was masked, so it is no candidate and A-B is no pair."""
+    actor = Actor(hopper)
+    kept = camel_td3.KeptActor(actor)
+
+    def episode(number, epsilon, episode_return):
+        with torch.no_grad():
+            for p in actor.parameters():
+                p.fill_(number)
+        kept.episode_started(number * 1000, epsilon)
+        with torch.no_grad():  # the actor learns during the episode: the candidate is the actor at its start
+            for p in actor.parameters():
+                p.fill_(-number)
+        return kept.episode_ended(episode_return)
+
+    def kept_number():
+        values = {float(v) for p in kept.kept.parameters() for v in p.detach().flatten()}
+        assert len(values) == 1
+        return values.pop()
+
+    assert episode(1, 0.2, 5000.0) is False and kept.deployed is actor  # A, masked (its return does not count)
+    assert episode(2, 0.0, 100.0) is False and kept.deployed is actor and kept.score is None  # B: no pair yet
+    assert episode(3, 0.0, 300.0) is True and kept.deployed is kept.kept
+    assert (kept_number(), kept.score, kept.kept_at) == (2.0, 100.0, 2000)
+    assert episode(4, 0.0, 200.0) is True and (kept_number(), kept.score, kept.kept_at) == (3.0, 200.0, 3000)
+    assert episode(5, 0.0, 50.0) is False and episode(6, 0.0, 400.0) is False
+    assert (kept_number(), kept.score) == (3.0, 200.0)
+    assert episode(7, 0.0, 500.0) is True and (kept_number(), kept.score, kept.kept_at) == (6.0, 400.0, 6000)
+    # a masked episode ends the chain: neither it nor the pair across it is a candidate
+    assert episode(8, 0.5, 9000.0) is False and episode(9, 0.0, 9000.0) is False
+    assert episode(10, 0.0, 8000.0) is True and (kept_number(), kept.score) == (9.0, 8000.0)
+    # its state, read back into a fresh one, is the same bookkeeping
+    again = camel_td3.KeptActor(Actor(hopper))
+    again.load_state_dict(copy_module(kept.state_dict()))
+    assert (again.score, again.kept_at, again.candidate[1:]) == (8000.0, 9000, (10000, 8000.0))
+    for p, q in zip(again.kept.parameters(), kept.kept.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_kept_actor_only_watches_and_is_evaluated_and_saved_beside_the_actor(workdir):
+    """Training is bit for bit the same with the kept copy or without; it is evaluated at the same steps (as the
+    actor, with the actor's return, until one is kept: masking ends at step 300 here), saved beside the model as the
+    copy whose score was logged last, and its last return is in finished.json."""
+    from test_camel_td3 import FAST, read_model, run_trainer
+
+    for run, flags in [("off", []), ("kept", ["--keep-best-actor"])]:
+        result = run_trainer(workdir, "--llm-policy", "guide.py", "--exp-name", "a", "--run-name", run, *FAST, *flags)
+        assert result.returncode == 0, result.stderr
+    off, kept = (read_model(workdir / f"runs/{run}/a.cleanrl_model") for run in ["off", "kept"])
+    for whole, other in zip(off, kept):
+        for key in whole:
+            torch.testing.assert_close(whole[key], other[key], rtol=0, atol=0)
+    assert not (workdir / "runs/off/a_kept.cleanrl_model").exists()
+    curves = {run: scalars(workdir / f"runs/{run}")[0] for run in ["off", "kept"]}
+    assert curves["kept"]["eval/episodic_return"] == curves["off"]["eval/episodic_return"]
+    assert [step for step, _ in curves["kept"]["eval/kept_episodic_return"]] == [300, 600]
+    assert curves["kept"]["eval/kept_episodic_return"][0] == curves["kept"]["eval/episodic_return"][0]  # none kept by 300
+    scores = [value for _, value in curves["kept"]["charts/kept_actor_score"]]
+    assert len(scores) >= 1 and scores == sorted(set(scores))  # each kept copy beats the one before
+    assert all(step >= 300 for _, step in curves["kept"]["charts/kept_actor_from_step"])
+    kept_copy = read_model(workdir / "runs/kept/a_kept.cleanrl_model")[0]
+    assert any(not torch.equal(kept_copy[key], kept[0][key]) for key in kept_copy if key.endswith("weight"))
+    finished = json.loads((workdir / "runs/kept/finished.json").read_text())
+    assert finished["final_kept_eval_return"] == pytest.approx(curves["kept"]["eval/kept_episodic_return"][-1][1], rel=1e-6)
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -644,6 +644,20 @@ def test_exported_file_is_small_and_holds_the_run(tmp_path):
     assert record["curves"]["charts/episodic_return"][1] == [1000, 9.75]
 
 
+def test_export_keeps_the_watched_actors_curves_whole(tmp_path):
+    """camel_td3.py's --averaged-actor-rate and --keep-best-actor curves travel point by point, like the actor's."""
+    runs = tmp_path / "runs"
+    evals = [(5000, 100.0), (10000, 250.5)]
+    kept = {"eval/kept_episodic_return": [(5000, 100.0), (10000, 300.25)], "eval/kept_episodic_length": [(5000, 90.0), (10000, 120.0)],
+            "charts/kept_actor_score": [(7321, 280.5), (9804, 310.0)], "charts/kept_actor_from_step": [(7321, 6990.0), (9804, 9410.0)],
+            "eval/averaged_episodic_return": [(5000, 90.0), (10000, 200.0)]}  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__1", evals, finished=True, extra=kept)
+    assert export(runs, tmp_path / "exported") == 0
+    curves = json.loads((tmp_path / "exported" / "Hopper-v4__camel__1.json").read_text())["curves"]
+    for tag, points in kept.items():
+        assert curves[tag] == [[step, value] for step, value in points]
+
+
 def test_export_writes_paths_inside_the_repository_relative_to_it(tmp_path):
     runs = tmp_path / "runs"
     hyperparameters = {"exp_name": "camel", "seed": 1, "env_id": "Hopper-v4", "llm_policy": os.path.join(REPO, "policies", "hopper.py"),
