@@ -185,7 +185,8 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
 
 
 # ---- Tables quoted in a document
-QUOTED_TABLE = re.compile(r"<!-- table:(\w+) -->\n(.*?)\n<!-- /table:\1 -->", flags=re.S)  # a table a document quotes
+# a table a document quotes; empty between the two marks where a new table is placed, before figures.sh first fills it
+QUOTED_TABLE = re.compile(r"<!-- table:(\w+) -->\n(?:(.*?)\n)?<!-- /table:\1 -->", flags=re.S)
 
 
 def quote_tables(document, tables_dir):

@@ -68,6 +68,9 @@ figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
 # the chosen lever confirmed on seeds 6-10, not those it was chosen on (1-2), beside the 5-seed TD3 and paper's CAMEL
 figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel_tuned_qbc_gwarm \
                   --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+ (Q-filtered guide BC + guide warm-up), tuned guide, seeds 6-10"
+# the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
+figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
+                  --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ (Q-filtered guide BC + guide warm-up), LLM-written guide, seeds 6-10"
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 

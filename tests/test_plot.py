@@ -728,6 +728,12 @@ def test_quote_tables_replaces_each_quoted_table_and_nothing_else(tmp_path):
         "intro\n<!-- table:a -->\n### Hopper-v4\n\n| new |\n<!-- /table:a -->\nbetween <!-- table:b --> not a quote\nend\n")
 
 
+def test_quote_tables_fills_a_newly_placed_empty_quote(tmp_path):
+    (tmp_path / "a.md").write_text("What the numbers are.\n\n| new |\n")
+    document = "intro\n<!-- table:a -->\n<!-- /table:a -->\nend\n"
+    assert quote_tables(document, tmp_path) == "intro\n<!-- table:a -->\n| new |\n<!-- /table:a -->\nend\n"
+
+
 def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
     # scripts/figures.sh redraws every results figure from docs/results/runs alone; its tables must equal the ones in
     # docs/results/, so a table that was not redrawn after a run was added (or a run that was not committed) fails here
