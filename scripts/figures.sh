@@ -71,6 +71,10 @@ figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --
 # the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
 figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
                   --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ (Q-filtered guide BC + guide warm-up), LLM-written guide, seeds 6-10"
+# and with the poor guides on seeds 6-10 (the paper's CAMEL with them: Walker2d-v4 at these settings, seeds 1-3)
+figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
+                  --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \
+                  --seeds standstill_qbc_gwarm=6-10 --seeds lean_qbc_gwarm=6-10
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
