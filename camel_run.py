@@ -398,6 +398,11 @@ class Run:
         self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
         return self.start_step, episode or (None, None, None, None)
 
+    @staticmethod
+    def deployed(watched):
+        """The policy a watched actor stands for: its .deployed (camel_td3.KeptActor), or itself (the averaged actor)."""
+        return getattr(watched, "deployed", watched)
+
     def watched_model_path(self, name):
         """Where the trainer saves a watched actor: beside the model, as {exp_name}_{name}.cleanrl_model."""
         return f"{self.run_dir}/{self.args.exp_name}_{name}.cleanrl_model"
@@ -409,7 +414,7 @@ class Run:
         self.writer.add_scalar("eval/episodic_return", self.eval_return, step)
         self.writer.add_scalar("eval/episodic_length", eval_length, step)
         for name, watched in self.watched.items():  # from the same start states (the actor's result, if it is the actor)
-            policy = getattr(watched, "deployed", watched)
+            policy = self.deployed(watched)
             result = (self.eval_return, eval_length) if policy is self.policy else \
                 evaluate(policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
             self.watched_returns[name] = result[0]

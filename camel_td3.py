@@ -548,5 +548,5 @@ if __name__ == "__main__":
     if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
         torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
         for name, policy in watched.items():  # CAMEL+: with the same critics, so evaluate_policy.py reads it as any model
-            torch.save((getattr(policy, "deployed", policy).state_dict(), qf1.state_dict(), qf2.state_dict()), run.watched_model_path(name))
+            torch.save((run.deployed(policy).state_dict(), qf1.state_dict(), qf2.state_dict()), run.watched_model_path(name))
     run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)
