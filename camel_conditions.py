@@ -1,7 +1,8 @@
 """Condition names, in one place: what a run's name says, and what figures and tables call it.
 
 A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). It says what guided the run,
-then the settings where the run differs from today's defaults:
+then the settings where the run differs from the paper's CAMEL (camel_td3.py --paper, which scripts/sweep.py passes to
+every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm here):
 
     [sac_]{guide}[_{variant}][_ls{N}k][_no_ma_em]
 
@@ -15,7 +16,8 @@ then the settings where the run differs from today's defaults:
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm (the
+             sweep passes a VARIANT made of them with their flags)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -47,10 +49,21 @@ SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the s
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
 VARIANT_LABELS = {
     "prop": ("--guide-proposal", "guide proposal"),
-    "bc": ("--guide-bc-coef 0.4", "guide BC"),
+    "bc": ("--guide-bc-coef 0.4 --guide-bc-fade --no-guide-bc-q-filter", "guide BC"),
     "qbc": ("--guide-bc-coef 0.4 --no-guide-bc-fade --guide-bc-q-filter", "Q-filtered guide BC"),
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
 }
+
+
+
+def variant_flags(variant):
+    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm: the Q-filtered guide BC's and the
+    guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives."""
+    parts = variant.split("_") if variant else []
+    if not parts or not all(part in VARIANT_LABELS for part in parts):
+        return []
+    return [flag for part in parts for flag in VARIANT_LABELS[part][0].split()]
+
 
 # Hugging Face Hub repo ids (owner/name) for an expert; a value that looks like a path is a path.
 HUB_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")

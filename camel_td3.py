@@ -8,11 +8,12 @@
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide (epsilon_at)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide, each off by default (all off is
-# the paper's CAMEL; what each did is in docs/design.md): the guide as a proposal (--guide-proposal), the guide's own
-# actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the guide while masking
-# fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step, --critic-layer-norm), and actors
-# evaluated beside the actor: its weights' running average (--averaged-actor-rate), its best kept copy (--keep-best-actor).
+# and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide (what each did is in docs/design.md).
+# Two are on by default, as the runs in docs/results.md support: the unmasked actor pulled towards the guide's action
+# wherever the critics do not value its own higher (--guide-bc-coef, --guide-bc-q-filter), and the guide's own actions
+# in the warm-up (--warmup-actions guide); --paper turns them off, which is the paper's CAMEL. Off by default: the guide
+# as a proposal (--guide-proposal), more critic updates per step (--critic-updates-per-step, --critic-layer-norm), and
+# actors evaluated beside the actor: its weights' running average (--averaged-actor-rate), its best kept copy (--keep-best-actor).
 # What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
 # replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
 # checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
@@ -107,21 +108,31 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md; all off: the paper's CAMEL)
+    # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md). The default is CAMEL+:
+    # Q-filtered guide BC that does not fade, and the guide's own actions in the warm-up; --paper turns them off
+    paper: bool = False
+    """run the paper's CAMEL exactly: every CAMEL+ lever off (--guide-bc-coef 0, --warmup-actions uniform);
+    a lever flag given beside it still applies (scripts/sweep.py passes --paper, and a variant's flags, to every run)"""
     guide_proposal: bool = False
     """the guide as a proposal too (IBRL, Hu et al. 2023): act with whichever of actor(s) and g(s) the critics value higher;
     the TD target bootstraps from the better of the target actor's and the guide's action in s'"""
-    warmup_actions: Literal["uniform", "guide"] = "uniform"
-    """masked actions before learning starts: uniform in the box (the paper);
-    or the guide's own action plus Gaussian noise of scale exploration-noise, clamped into the box"""
-    guide_bc_coef: float = 0.0
-    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action, with a weight that fades with epsilon:
-    the actor loss gains coef * epsilon * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
-    guide_bc_fade: bool = True
-    """the guide-BC weight fades with epsilon (off: it stays coef for the whole run)"""
-    guide_bc_q_filter: bool = False
+    warmup_actions: Annotated[
+        Optional[Literal["uniform", "guide"]],
+        tyro.conf.arg(metavar="{uniform,guide}", help_behavior_hint="(default: guide; uniform with --paper)"),
+    ] = None
+    """masked actions before learning starts: the guide's own action plus Gaussian noise (of scale exploration-noise)
+    clamped into the box; or uniform in the box (the paper)"""
+    guide_bc_coef: Annotated[
+        Optional[float], tyro.conf.arg(metavar="FLOAT", help_behavior_hint="(default: 0.4; 0 with --paper)")
+    ] = None
+    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action (0: off):
+    the actor loss gains coef * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    guide_bc_fade: bool = False
+    """the guide-BC weight fades with epsilon, coef * epsilon (off: it stays coef for the whole run)"""
+    guide_bc_q_filter: bool = True
     """guide BC only on the rows where the critics value the guide's action at least as high as the unmasked actor's:
-    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018); the actor is free where it is better"""
+    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018); the actor is free where it is better
+    (off: BC on every row with a guide action)"""
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
     more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
@@ -169,6 +180,13 @@ class Args:
     """torch.compile the (plain) update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
+
+    def __post_init__(self):
+        # CAMEL+: the levers left unset take CAMEL+'s values, or the paper's with --paper
+        if self.warmup_actions is None:
+            self.warmup_actions = "uniform" if self.paper else "guide"
+        if self.guide_bc_coef is None:
+            self.guide_bc_coef = 0.0 if self.paper else 0.4
 
 
 # ALGO LOGIC: initialize agent here:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The first command: CAMEL and plain TD3 side by side on one env, one run per core, then both curves in figures.
-#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 5 minutes on 2 cores
+# The first command: CAMEL (camel_td3.py's default, CAMEL+) and plain TD3 side by side on one env, one run per core,
+# then both curves in figures.
+#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 3.5 minutes on 2 cores
 #   ENV_ID=Walker2d-v4 STEPS=50000 SEED=2 scripts/quickstart.sh
 # Writes quickstart/{ENV_ID}/: runs/ (TensorBoard logs), eval.png (the agents without the mask: what each has
 # learned) and train.png (the return of the training episodes: CAMEL's are masked around the guide while epsilon > 0,
@@ -8,7 +9,7 @@
 # Re-running it skips finished runs and resumes stopped ones (it is a scripts/sweep.sh sweep); OUT=DIR writes elsewhere.
 set -euo pipefail
 if [[ $# -gt 0 ]]; then
-  if [[ "$1" == -h || "$1" == --help ]]; then sed -n '2,8p' "$0" | cut -c3-; exit 0; fi
+  if [[ "$1" == -h || "$1" == --help ]]; then sed -n '2,9p' "$0" | cut -c3-; exit 0; fi
   echo "error: scripts/quickstart.sh takes no arguments: its settings are ENV_ID, STEPS, SEED, EVAL_FREQUENCY (see --help)" >&2
   exit 2
 fi
@@ -24,7 +25,7 @@ eval_every="${EVAL_FREQUENCY:-2500}"
 out="${OUT:-$repo/quickstart/$env_id}"
 python="$repo/.venv/bin/python"; [[ -x "$python" ]] || python=python3
 
-RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" TOTAL_TIMESTEPS="$steps" WORKERS=2 \
+RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" VARIANT=qbc_gwarm TOTAL_TIMESTEPS="$steps" WORKERS=2 \
   EXTRA_ARGS="--eval-frequency $eval_every --checkpoint-frequency 0" bash "$here/$script.sh"
 cd "$repo"
 "$python" plot.py "$out/runs" --output-dir "$out" --name eval > /dev/null

@@ -2,6 +2,7 @@
 
   ENV_ID=Hopper-v4 LLM_POLICY=policies/hopper.py SEEDS="1 2 3" WORKERS=2 scripts/sweep.sh
   scripts/hopper.sh                   # the same with Hopper's settings (also walker2d.sh, ant.sh)
+  VARIANT=qbc_gwarm CONDITIONS="baseline camel" scripts/hopper.sh   # baseline and camel_qbc_gwarm: TD3 and CAMEL+
   VARIANT=ls25k EXTRA_ARGS="--learning-starts 25000" CONDITIONS="baseline camel" scripts/hopper.sh   # baseline_ls25k, camel_ls25k
   scripts/sweep.sh --dry-run          # print the run matrix and what each run would do; run nothing
   scripts/sweep.sh --print-matrix     # one "condition seed" line per run, in the Slurm array's order
@@ -33,14 +34,17 @@ Settings (environment variables):
   VARIANT          a name for the runs that EXTRA_ARGS changes: each condition's runs are named {condition}_{VARIANT}
                    ({guide}_{VARIANT}_no_ma_em for a *_no_ma_em one, so that plot.py pairs it with its own control);
                    letters and digits, joined by single _ . or -. Name a setting the way camel_conditions.py does:
-                   ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k")
+                   ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k"). A VARIANT made of
+                   camel_td3.py's CAMEL+ levers brings their flags, and leaves baseline (no guide) as it is:
+                   VARIANT=qbc_gwarm CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default
   RUNS_DIR         where run folders go (default <repo>/runs); its name must be "runs", because the trainer writes
                    to ./runs: runs are started from the folder that holds it
   PYTHON           the interpreter for the runs (default <repo>/.venv/bin/python if it exists, else this one)
   DRY_RUN=1        the same as --dry-run
 
 Conditions (each run's --exp-name is its condition; with VARIANT, {condition}_{VARIANT}; with TRAINER=sac, sac_ before it;
-the naming rule, what guided a run and then the settings where it differs from the defaults, is in camel_conditions.py):
+the naming rule, what guided a run and then the settings where it differs from the paper's CAMEL, is in
+camel_conditions.py: every camel_td3.py run gets --paper, then its VARIANT's flags):
   baseline         no guide (TD3, or SAC)
   camel            --llm-policy $LLM_POLICY (the LLM-written guide)
   camel_tuned      --llm-policy $TUNED_POLICY (the hand-written guide, tuned on the env's reward)
@@ -78,7 +82,7 @@ from typing import Optional
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_conditions.py, standard library only like this file
 
-from camel_conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id  # noqa: E402
+from camel_conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id, variant_flags  # noqa: E402
 
 TRAINERS = {"td3": "camel_td3.py", "sac": "camel_sac.py"}
 NO_MA_EM_FLAGS = ("--no-masking-aware", "--no-epsilon-masking")  # what makes a condition its _no_ma_em control
@@ -118,6 +122,7 @@ class Settings:
     python: str
     dry_run: bool = False
     repo: Path = REPO
+    algorithm_flags: list = ()  # camel_td3.py's --paper: a run's name says how it differs from the paper's CAMEL
 
     @property
     def workdir(self):
@@ -180,13 +185,15 @@ def parse_condition(text, guides, expert_model, env_id, path):
     return Condition(text, flags + (NO_MA_EM_FLAGS if text.endswith(NO_MA_EM) else ()))
 
 
-def with_variant(condition, variant):
+def with_variant(condition, variant, trainer="td3"):
     """The condition under VARIANT's name, NAME_VARIANT (NAME_VARIANT_no_ma_em for a _no_ma_em one), with the same
-    flags: EXTRA_ARGS gives the variant's own."""
-    if not variant:
+    flags: EXTRA_ARGS gives the variant's own, except a camel_td3.py VARIANT made of CAMEL+ levers, which brings their
+    flags (camel_conditions.variant_flags). The levers act on a guide: without one, the run stays `baseline`."""
+    levers = variant_flags(variant) if trainer == "td3" else []
+    if not variant or (levers and condition.name == "baseline"):
         return condition
     base = condition.name.removesuffix(NO_MA_EM)
-    return Condition(f"{base}_{variant}{condition.name[len(base):]}", condition.flags)
+    return Condition(f"{base}_{variant}{condition.name[len(base):]}", (*levers, *condition.flags))
 
 
 def read_settings(environ=os.environ, repo=REPO):
@@ -235,7 +242,7 @@ def read_settings(environ=os.environ, repo=REPO):
     def path(file):
         return passed_path(file, repo, runs_dir.parent)
 
-    conditions = [with_variant(parse_condition(name, guides, expert_model, env_id, path), variant) for name in names]
+    conditions = [with_variant(parse_condition(name, guides, expert_model, env_id, path), variant, trainer) for name in names]
     if len({c.name for c in conditions}) < len(conditions):
         raise UsageError(f"CONDITIONS names a condition twice: {' '.join(names)}")
 
@@ -252,7 +259,7 @@ def read_settings(environ=os.environ, repo=REPO):
         workers=integer("WORKERS", environ.get("WORKERS") or "1", 1),
         torch_threads=integer("TORCH_THREADS", environ.get("TORCH_THREADS") or "1", 0),
         trainer=trainer, trainer_script=trainer_script, llm_policy=llm_policy, tuned_policy=guides["camel_tuned"], expert_model=expert_model,
-        extra_args=extra_args,
+        extra_args=extra_args, algorithm_flags=["--paper"] if trainer == "td3" else [],
         runs_dir=runs_dir, python=python, dry_run=environ.get("DRY_RUN", "0") not in ("", "0"), repo=repo,
     )  # fmt: skip
 
@@ -289,7 +296,7 @@ def plan(run, settings):
         return "resume", [settings.python, str(settings.trainer_script), "--resume", f"runs/{run.name}", *threads]
     command = [settings.python, str(settings.trainer_script), "--env-id", settings.env_id, "--seed", str(run.seed),
                "--exp-name", run.exp_name, "--run-name", run.name, "--total-timesteps", str(settings.total_timesteps),
-               *run.condition.flags, *threads, *settings.extra_args]  # fmt: skip
+               *settings.algorithm_flags, *run.condition.flags, *threads, *settings.extra_args]  # fmt: skip
     return "start", command
 
 

@@ -3,7 +3,8 @@
 two in s'), the guide's own actions in the warm-up (--warmup-actions guide), the unmasked actor pulled towards the
 guide while masking fades (--guide-bc-coef), more critic updates per step (--critic-updates-per-step) and layer norm
 in the critics (--critic-layer-norm); the actors evaluated beside the actor (--averaged-actor-rate, --keep-best-actor);
-and that with every lever off the trainer is the paper's CAMEL."""
+that the default is CAMEL+ (Q-filtered guide BC that does not fade, the guide warm-up) and that --paper, every lever
+off, is the paper's CAMEL, also for a run saved before --paper existed."""
 
 import json
 from copy import deepcopy as copy_module
@@ -11,6 +12,7 @@ from copy import deepcopy as copy_module
 import numpy as np
 import pytest
 import torch
+import tyro
 
 import camel_td3
 import camel_td3_fast
@@ -236,10 +238,17 @@ def test_guide_bc_q_filter_keeps_only_the_rows_where_the_critics_value_the_guide
     assert share.item() == rows.float().mean().item()
 
 
-def test_every_camel_plus_lever_is_off_by_default_so_the_defaults_are_the_papers_camel():
-    args = camel_td3.Args()
-    assert args.guide_proposal is False and args.warmup_actions == "uniform" and args.guide_bc_coef == 0.0
-    assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False and args.guide_bc_q_filter is False
+def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
+    default = tyro.cli(camel_td3.Args, args=[])
+    assert (default.guide_bc_coef, default.guide_bc_fade, default.guide_bc_q_filter, default.warmup_actions) == (0.4, False, True, "guide")
+    paper = tyro.cli(camel_td3.Args, args=["--paper"])
+    assert paper.guide_bc_coef == 0.0 and paper.warmup_actions == "uniform"  # guide BC off: its fade and filter do nothing
+    for args in (default, paper):  # the levers that lost, and the speed-for-samples trades, are off either way
+        assert args.guide_proposal is False and args.critic_updates_per_step == 1 and args.critic_layer_norm is False
+    # a lever flag beside --paper still applies (the sweep runs a variant so)
+    beside = tyro.cli(camel_td3.Args, args=["--paper", "--warmup-actions", "guide"])
+    assert beside.warmup_actions == "guide" and beside.guide_bc_coef == 0.0
+    assert tyro.cli(camel_td3.Args, args=["--guide-bc-coef", "0"]).warmup_actions == "guide"
     # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
@@ -298,18 +307,16 @@ def test_zero_critic_updates_per_step_is_refused_with_one_line(workdir):
     assert not (workdir / "runs/r").exists()
 
 
-@pytest.mark.parametrize("fade", [True, False])
-def test_guide_bc_fades_with_epsilon_unless_told_not_to(fade, workdir):
+@pytest.mark.parametrize("flags, logged", [([], [200, 300, 400, 500]), (["--guide-bc-fade"], [200]), (["--paper"], [])])
+def test_guide_bc_lasts_the_run_by_default_fades_with_epsilon_if_told_and_is_off_with_paper(flags, logged, workdir):
     from test_camel_td3 import FAST, run_trainer
 
     # 600 steps, learning from 100, charts every 100 steps; epsilon = 1 - t / 300 reaches 0 at step 300
-    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--learning-starts", "100",
-                         "--guide-bc-coef", "0.4", *([] if fade else ["--no-guide-bc-fade"]))  # fmt: skip
+    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--learning-starts", "100", *flags)
     assert result.returncode == 0, result.stderr
     values, _ = scalars(workdir / "runs/r")
-    logged = [step for step, _ in values["losses/guide_bc_loss"]]
-    assert logged == ([200] if fade else [200, 300, 400, 500])
-    assert all(0.0 < share <= 1.0 for _, share in values["charts/guide_bc_rows"])
+    assert [step for step, _ in values.get("losses/guide_bc_loss", [])] == logged
+    assert all(0.0 <= share <= 1.0 for _, share in values.get("charts/guide_bc_rows", []))  # the Q-filter may keep none
 
 
 def test_averaged_actor_is_the_running_average_of_the_actors_weights(hopper):
@@ -467,3 +474,19 @@ def test_camel_plus_values_out_of_range_are_refused_with_one_line(workdir, flags
     result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, *flags)
     assert result.returncode == 2 and result.stderr.strip() == message
     assert not (workdir / "runs/r").exists()
+
+
+def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
+    """Its checkpoint's args lack --paper and the levers added since: they take the paper's values, not CAMEL+'s."""
+    import camel_run
+
+    old = {"env_id": "Hopper-v4", "seed": 3, "llm_policy": "g.py", "total_timesteps": 1000, "mask_width": 0.3}
+    torch.save({"args": old, "counters": {}}, tmp_path / "checkpoint.pt")
+    args, _ = camel_run.resume_args(str(tmp_path), tyro.cli(camel_td3.Args, args=[]), camel_td3.Args)
+    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.guide_bc_fade, args.guide_bc_q_filter) == (True, 0.0, "uniform", True, False)
+    assert (args.seed, args.mask_width) == (3, 0.3)
+    # a run saved since keeps what it saved, CAMEL+ included
+    new = {**old, **vars(tyro.cli(camel_td3.Args, args=["--seed", "3"]))}
+    torch.save({"args": new, "counters": {}}, tmp_path / "checkpoint.pt")
+    args, _ = camel_run.resume_args(str(tmp_path), tyro.cli(camel_td3.Args, args=[]), camel_td3.Args)
+    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.guide_bc_fade, args.guide_bc_q_filter) == (False, 0.4, "guide", False, True)

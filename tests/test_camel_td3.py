@@ -336,9 +336,9 @@ def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(workdir, ho
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     decay, width, total = 3000, 0.3, 100_000  # epsilon falls from 1 to 0 over steps 0..3000
     checkpoint = stop_after_first_checkpoint(workdir, [
-        "--llm-policy", "g.py", "--mask-width", str(width), "--total-timesteps", str(total), "--epsilon-fraction",
+        "--llm-policy", "g.py", "--paper", "--mask-width", str(width), "--total-timesteps", str(total), "--epsilon-fraction",
         str(decay / total), "--learning-starts", "2500", "--batch-size", "32", "--checkpoint-frequency", str(decay),
-        "--eval-frequency", str(total)], "b")  # fmt: skip
+        "--eval-frequency", str(total)], "b")  # the paper's buffer (CAMEL+'s adds the guide's actions: test_camel_plus.py)
     data = checkpoint["replay_buffer"]["data"].numpy()
     n = len(data)
     assert n == checkpoint["global_step"] >= decay

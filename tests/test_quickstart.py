@@ -1,4 +1,5 @@
-"""scripts/quickstart.sh, the README's first command: CAMEL and TD3 side by side, then their figures and tables."""
+"""scripts/quickstart.sh, the README's first command: CAMEL (camel_td3.py's default, CAMEL+) and TD3 side by side, then
+their figures and tables."""
 
 import json
 import os
@@ -17,15 +18,15 @@ def test_quickstart_trains_camel_and_td3_side_by_side_and_draws_both(tmp_path):
     result = quickstart(tmp_path, STEPS="400", EVAL_FREQUENCY="200")
     assert result.returncode == 0, result.stderr[-2000:]
     out = tmp_path / "qs"
-    for condition, guided in (("baseline", False), ("camel", True)):
+    for condition, guided in (("baseline", False), ("camel_qbc_gwarm", True)):  # TD3, and CAMEL at the trainer's default
         finished = json.loads((out / "runs" / f"Hopper-v4__{condition}__1" / "finished.json").read_text())
         assert finished["total_timesteps"] == 400 and (finished["guide_calls"] is not None) == guided
     assert finished["guide_file"]["path"] == "policies/hopper.py"
     for name in ("eval", "train"):
         assert (out / f"{name}.png").stat().st_size > 0
         table = (out / f"{name}.md").read_text()
-        assert "TD3" in table and "CAMEL, LLM-written guide" in table
-    assert "CAMEL, LLM-written guide" in result.stdout and "eval.png" in result.stdout
+        assert "TD3" in table and "CAMEL, LLM-written guide + Q-filtered guide BC + guide warm-up" in table
+    assert "CAMEL, LLM-written guide + Q-filtered guide BC" in result.stdout and "eval.png" in result.stdout
 
 
 def test_quickstart_refuses_an_env_without_a_shipped_guide_and_arguments(tmp_path):

@@ -88,14 +88,15 @@ def test_each_condition_builds_its_trainer_command(repo, tmp_path, guide):
         "expert": ["--expert-model", "cleanrl/Hopper-v4-td3_continuous_action-seed1"], "lean": ["--llm-policy", str(own)],
     }  # fmt: skip
     for name, flags in guides.items():
-        assert commands[name][1] == start + ["--exp-name", name, "--run-name", f"Hopper-v4__{name}__7", "--total-timesteps", "5000", *flags, *tail]
+        assert commands[name][1] == start + ["--exp-name", name, "--run-name", f"Hopper-v4__{name}__7", "--total-timesteps", "5000",
+                                             "--paper", *flags, *tail]  # names say how a run differs from the paper's CAMEL
 
 
 def test_camel_tuned_runs_the_tuned_guide_and_camel_the_llm_written_one(repo, tmp_path, guide):
     tuned = tmp_path / "tuned.py"
     tuned.write_text(GUIDE)
     s = settings(repo, tmp_path, SEEDS="1", LLM_POLICY=guide, TUNED_POLICY=tuned, CONDITIONS="camel camel_tuned camel_tuned_no_ma_em")
-    flags = {run.condition.name: sweep.plan(run, s)[1][12:-2] for run in sweep.matrix(s)}
+    flags = {run.condition.name: sweep.plan(run, s)[1][13:-2] for run in sweep.matrix(s)}
     assert flags == {"camel": ["--llm-policy", str(guide)], "camel_tuned": ["--llm-policy", str(tuned)],
                      "camel_tuned_no_ma_em": ["--llm-policy", str(tuned), "--no-masking-aware", "--no-epsilon-masking"]}  # fmt: skip
     assert [c.name for c in settings(repo, tmp_path, TUNED_POLICY=tuned).conditions] == ["baseline", "random", "random_no_ma_em"]
@@ -164,7 +165,7 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
     assert plain.name == "Hopper-v4__camel_fullactor__1" and no_ma_em.name == "Hopper-v4__camel_fullactor_no_ma_em__1"
     assert sweep.plan(plain, s)[1] == [
         "python3", str(repo / "camel_td3.py"), "--env-id", "Hopper-v4", "--seed", "1", "--exp-name", "camel_fullactor",
-        "--run-name", "Hopper-v4__camel_fullactor__1", "--total-timesteps", "1000000", "--llm-policy", str(guide),
+        "--run-name", "Hopper-v4__camel_fullactor__1", "--total-timesteps", "1000000", "--paper", "--llm-policy", str(guide),
         "--torch-threads", "1", "--actor-full-bounds-share", "0.5"]  # fmt: skip
     (tmp_path / "runs/Hopper-v4__camel__1").mkdir(parents=True)
     (tmp_path / "runs/Hopper-v4__camel__1/finished.json").write_text("{}")  # the plain run does not stand in for the variant
@@ -173,13 +174,25 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
     assert run.exp_name == "random_distill_1"
 
 
+def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
+    baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm"))
+    assert run.exp_name == "camel_qbc_gwarm"
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--no-guide-bc-fade", "--guide-bc-q-filter",
+                                            "--warmup-actions", "guide", "--llm-policy", str(guide)]  # fmt: skip
+    assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--llm-policy", str(guide)]  # not only levers: EXTRA_ARGS gives its flags
+    (repo / "camel_sac.py").write_text("")
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, TRAINER="sac"))
+    assert sweep.plan(run, s)[1][12:-2] == ["--llm-policy", str(guide)]  # camel_sac.py has no CAMEL+ levers
+
 def test_variant_dry_run_and_print_matrix_show_its_names_and_flags(tmp_path, guide):
     environ = dict(SEEDS="1 2", CONDITIONS="camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", VARIANT="tfb",
                    EXTRA_ARGS="--target-full-bounds", TOTAL_TIMESTEPS=100000, PYTHON="python3")  # fmt: skip
     assert run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines() == ["camel_tfb 1", "camel_tfb 2"]
     lines = run_script(SCRIPTS / "hopper.sh", "--dry-run", **environ).stdout.splitlines()[1:]
     assert lines[0] == (f"start   camel_tfb        seed 1    python3 {REPO}/camel_td3.py --env-id Hopper-v4 --seed 1 --exp-name camel_tfb "
-                        f"--run-name Hopper-v4__camel_tfb__1 --total-timesteps 100000 --llm-policy {guide} --torch-threads 1 "
+                        f"--run-name Hopper-v4__camel_tfb__1 --total-timesteps 100000 --paper --llm-policy {guide} --torch-threads 1 "
                         "--target-full-bounds")  # fmt: skip
 
 
@@ -317,7 +330,7 @@ def test_rerun_skips_finished_runs_retries_the_failed_one_and_resumes_a_checkpoi
     assert "4 runs: 1 finished, 2 skipped (already finished), 1 failed" in again.stdout
     assert fake.calls()[first:] == ["camel_td3.py --resume runs/Hopper-v4__baseline__2 --torch-threads 1",
                                     "camel_td3.py --env-id Hopper-v4 --seed 2 --exp-name random --run-name Hopper-v4__random__2 "
-                                    "--total-timesteps 1000000 --random-guide --torch-threads 1"]  # fmt: skip
+                                    "--total-timesteps 1000000 --paper --random-guide --torch-threads 1"]  # fmt: skip
     assert (fake.runs / "Hopper-v4__random__2" / "log.txt").read_text().count("=== ") == 2  # both attempts
 
 
