@@ -99,10 +99,31 @@ def guide_lines(args, finished):
     return ["- guide: none (the plain baseline)"]
 
 
+def camel_plus_lines(args):
+    """The card's words on camel_td3.py's CAMEL+ levers (its default since 2026-11-27) for a guided run: which the run
+    used, or that it is the paper's CAMEL; nothing for a trainer or a run without them."""
+    if "guide_bc_coef" not in args:  # camel_sac.py, or a run from before the levers
+        return []
+    levers = []
+    if args.get("guide_bc_coef"):
+        how = [word for word, on in [("Q-filtered", args.get("guide_bc_q_filter")), ("fading with epsilon", args.get("guide_bc_fade"))] if on]
+        levers.append(f"guide BC (coefficient {args['guide_bc_coef']:g}{', ' + ', '.join(how) if how else ''})")
+    if args.get("warmup_actions") == "guide":
+        levers.append("the guide's own actions in the warm-up")
+    if args.get("guide_proposal"):
+        levers.append("the guide as a proposal")
+    if (args.get("critic_updates_per_step") or 1) > 1:
+        levers.append(f"{args['critic_updates_per_step']} critic updates per step")
+    if not levers:
+        return ["- algorithm: the paper's CAMEL (no CAMEL+ lever)"]
+    return [f"- beyond the paper (CAMEL+): {'; '.join(levers)}"]
+
+
 KEY_HYPERPARAMETERS = ("env_id", "seed", "total_timesteps", "learning_starts", "batch_size", "buffer_size", "gamma", "tau",
                        "learning_rate", "policy_lr", "q_lr", "policy_frequency", "exploration_noise", "policy_noise",
                        "noise_clip", "autotune", "alpha", "mask_width", "epsilon_fraction", "masking_aware",
-                       "epsilon_masking", "eval_episodes")  # fmt: skip
+                       "epsilon_masking", "paper", "guide_bc_coef", "guide_bc_fade", "guide_bc_q_filter", "warmup_actions",
+                       "guide_proposal", "critic_updates_per_step", "eval_episodes")  # fmt: skip
 
 
 def model_card(repo_id, args, finished, model_name, scalars_name):
@@ -141,7 +162,7 @@ A {algorithm} agent for `{env_id}`, trained for {steps} steps (seed {args.get('s
 CleanRL-style implementation of {PAPER}: TD3 (or SAC) whose exploration is guided by a hard-coded policy. The run
 was `{finished.get('run_name')}`.
 
-{chr(10).join(guide_lines(args, finished))}
+{chr(10).join(guide_lines(args, finished) + (camel_plus_lines(args) if guided else []))}
 - final unmasked evaluation return: {result}
 
 ## Files

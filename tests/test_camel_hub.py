@@ -16,7 +16,7 @@ import torch
 import yaml
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_hub import algorithm_name
+from camel_hub import algorithm_name, camel_plus_lines
 from camel_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
 
@@ -177,6 +177,7 @@ def test_a_run_with_upload_model_puts_its_agent_on_the_hub_where_expert_model_fi
     card = files["README.md"].decode()
     assert front_matter(card)["model-index"][0]["results"][0]["metrics"][0]["value"] == round(finished["final_eval_return"], 2)
     assert finished["guide_file"]["sha256"] in card and f"{finished['final_eval_return']:.2f}" in card
+    assert "- beyond the paper (CAMEL+): guide BC (coefficient 0.4, Q-filtered); the guide's own actions in the warm-up" in card  # the default
     assert json.loads(files["args.json"])["upload_model"] == "someone/my-hopper"
 
     # the card's "use it as an expert guide": a repo not named as CleanRL names its models is looked up
@@ -218,3 +219,17 @@ def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_pa
     assert result.stderr.strip() == ("error: --upload-model not-a-repo-id is not a Hugging Face repo id; give owner/name, "
                                      "e.g. you/Hopper-v4-camel_td3-seed1")  # fmt: skip
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [({"guide_bc_coef": 0.4, "guide_bc_q_filter": True, "guide_bc_fade": False, "warmup_actions": "guide"},
+      ["- beyond the paper (CAMEL+): guide BC (coefficient 0.4, Q-filtered); the guide's own actions in the warm-up"]),
+     ({"guide_bc_coef": 0.0, "guide_bc_q_filter": True, "warmup_actions": "uniform", "paper": True},
+      ["- algorithm: the paper's CAMEL (no CAMEL+ lever)"]),
+     ({"guide_bc_coef": 0.4, "guide_bc_fade": True, "warmup_actions": "uniform", "guide_proposal": True, "critic_updates_per_step": 2},
+      ["- beyond the paper (CAMEL+): guide BC (coefficient 0.4, fading with epsilon); the guide as a proposal; 2 critic updates per step"]),
+     ({"autotune": True}, [])],
+)  # fmt: skip
+def test_the_card_says_which_camel_plus_levers_the_run_used(args, line):
+    assert camel_plus_lines(args) == line
