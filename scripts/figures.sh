@@ -26,13 +26,21 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
   missing+=("$name")
 }
 
-# Condition names say what guided the runs and the settings where they differ from today's defaults (camel_conditions.py):
+# Condition names say what guided the runs and the settings where they differ from the paper's CAMEL (camel_conditions.py):
 # camel_tuned is CAMEL with the hand-written, tuned guide (policies/tuned/), camel with the LLM-written guide
 # (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
 # baseline at its settings.
 
-# the headline at today's defaults (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on
-# Hopper-v4, whose default guide is a refined answer, with the best one-answer guide) and with the tuned guide
+# the README's figure: TD3, the paper's CAMEL (seeds 1-5) and CAMEL+, camel_td3.py's default (fresh seeds 6-10), with
+# the LLM-written and the tuned guides
+figure readme     "camel_qbc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+                  --conditions baseline camel camel_qbc_gwarm camel_tuned camel_tuned_qbc_gwarm \
+                  --seeds camel_qbc_gwarm=6-10 --seeds camel_tuned_qbc_gwarm=6-10 \
+                  --label "camel=paper's CAMEL, LLM-written guide" --label "camel_tuned=paper's CAMEL, tuned guide" \
+                  --label "camel_qbc_gwarm=CAMEL+ (default), LLM-written guide, seeds 6-10" \
+                  --label "camel_tuned_qbc_gwarm=CAMEL+ (default), tuned guide, seeds 6-10"
+# the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
+# default guide is a refined answer, with the best one-answer guide) and with the tuned guide
 figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned
 # the same learning from 25k, CleanRL's TD3 setting
 figure headline_25k "camel_tuned_ls25k" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_ls25k camel_tuned_ls25k \
