@@ -122,7 +122,11 @@ class Settings:
     python: str
     dry_run: bool = False
     repo: Path = REPO
-    algorithm_flags: list = ()  # camel_td3.py's --paper: a run's name says how it differs from the paper's CAMEL
+
+    @property
+    def algorithm_flags(self):
+        """camel_td3.py's --paper, for every run: a run's name says how it differs from the paper's CAMEL."""
+        return ["--paper"] if self.trainer == "td3" else []
 
     @property
     def workdir(self):
@@ -259,7 +263,7 @@ def read_settings(environ=os.environ, repo=REPO):
         workers=integer("WORKERS", environ.get("WORKERS") or "1", 1),
         torch_threads=integer("TORCH_THREADS", environ.get("TORCH_THREADS") or "1", 0),
         trainer=trainer, trainer_script=trainer_script, llm_policy=llm_policy, tuned_policy=guides["camel_tuned"], expert_model=expert_model,
-        extra_args=extra_args, algorithm_flags=["--paper"] if trainer == "td3" else [],
+        extra_args=extra_args,
         runs_dir=runs_dir, python=python, dry_run=environ.get("DRY_RUN", "0") not in ("", "0"), repo=repo,
     )  # fmt: skip
 
