@@ -306,9 +306,7 @@ def resume_args(resume, cli_args, args_class):
                          "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
     checkpoint = load_checkpoint(path)
     saved = checkpoint["args"]
-    if any(f.name == "paper" for f in fields(args_class)) and "paper" not in saved:
-        # a run from before CAMEL+ became camel_td3.py's default: a lever it did not save had the paper's value
-        saved = {"guide_bc_fade": True, "guide_bc_q_filter": False, **saved, "paper": True}
+    saved = {**getattr(args_class, "VALUES_BEFORE_SAVED", {}), **saved}  # a field the run did not save took that value
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
     for name in MACHINE_SETTINGS:
         setattr(args, name, getattr(cli_args, name))

@@ -181,6 +181,10 @@ class Args:
     cudagraphs: bool = True
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
+    # a run saved before a setting existed ran with this value of it (camel_run.resume_args): before CAMEL+ became the
+    # default, every run was the paper's CAMEL
+    VALUES_BEFORE_SAVED = {"paper": True, "guide_bc_fade": True, "guide_bc_q_filter": False}
+
     def __post_init__(self):
         # CAMEL+: the levers left unset take CAMEL+'s values, or the paper's with --paper
         if self.warmup_actions is None:
