@@ -229,8 +229,8 @@ class BatchedCritics:
         if fixed:
             weights, biases = [w.detach() for w in weights], [b.detach() for b in biases]
         x = torch.cat([x, a], 1).expand(2, -1, -1)
-        x = F.relu(torch.baddbmm(biases[0], x, weights[0].transpose(1, 2)))
-        x = F.relu(torch.baddbmm(biases[1], x, weights[1].transpose(1, 2)))
+        x = torch.baddbmm(biases[0], x, weights[0].transpose(1, 2)).relu_()  # in place: no fresh (2, batch, 256) tensor
+        x = torch.baddbmm(biases[1], x, weights[1].transpose(1, 2)).relu_()
         return torch.baddbmm(biases[2], x, weights[2].transpose(1, 2)).squeeze(-1)
 
 

@@ -279,6 +279,22 @@ def test_written_out_gradients_equal_autograds_on_the_first_step(hopper, masking
         torch.testing.assert_close(grad, param.grad, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("masking_aware", [True, False])
+def test_fast_target_action_is_the_plain_one_bit_for_bit(hopper, masking_aware):
+    # the same operations in the same order (in place, on the layers directly): equal, not close, and the noise drawn
+    # from the same generator state, so committed runs stay reproducible with the fast path
+    torch.manual_seed(0)
+    target_actor = Actor(hopper, masking_aware)
+    data = random_batch(seed=5)  # each row with its own box for s'
+    torch.manual_seed(7)
+    plain = camel_td3.target_action(data, target_actor, 0.2, 0.5)
+    torch.manual_seed(7)
+    fast = camel_td3_fast.target_action(data, target_actor, 0.2, 0.5)
+    assert torch.equal(plain, fast)
+    env_low, env_high = target_actor.to_env_units(data.next_low), target_actor.to_env_units(data.next_high)
+    assert (fast >= env_low).all() and (fast <= env_high).all()
+
+
 def test_the_fast_update_needs_critics_fused_before_their_optimiser(hopper):
     torch.manual_seed(0)
     qf1, qf2 = QNetwork(hopper), QNetwork(hopper)
