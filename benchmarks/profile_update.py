@@ -95,41 +95,105 @@ def products_alone(events, updates, repeats=5):
     return float(np.median(timings)) * 1e3
 
 
-def main(args):
-    td3 = camel_td3.Args()  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
-    torch.set_num_threads(1)
-    torch.set_flush_denormal(args.flush_denormal)
-    torch.manual_seed(1)
-    env = make_env(args.env_id, 1, 0, False, "profile")()
+def filled_buffer(env, steps, seed=1):
+    """A replay buffer of `steps` transitions of `env` under uniform random actions (unmasked bounds), as the warm-up
+    of a training run fills it."""
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    actor, target_actor = camel_td3.Actor(env, args.masking_aware), camel_td3.Actor(env, args.masking_aware)
+    rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu")
+    rng = np.random.default_rng(seed)
+    low, high = full_bounds(action_dim)
+    obs, _ = env.reset(seed=seed)
+    for _ in range(steps):
+        action = to_env_units(rng.uniform(low, high), env.action_space)
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high)
+        obs = env.reset()[0] if terminated or truncated else next_obs
+    return rb
+
+
+def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=None, fused_adam=True, stages=None):
+    """One TD3 update as camel_td3.py's loop makes it, as update(step): a batch from rb, the critics' update, and
+    every policy_frequency steps the actor's and the targets' (every hyperparameter camel_td3.py's default, fresh
+    networks from torch seed 1). fast_update: camel_td3_fast.py's update, else the plain one (autograd).
+    compile_options: torch.compile's keyword arguments for the update functions (None: eager), as --compile does.
+    stages: a dict that, for the fast eager update, sums each stage's seconds under its name."""
+    td3 = camel_td3.Args(paper=True)  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
+    torch.manual_seed(1)
+    actor, target_actor = camel_td3.Actor(env, masking_aware), camel_td3.Actor(env, masking_aware)
     qf1, qf2, qf1_target, qf2_target = (camel_td3.QNetwork(env) for _ in range(4))
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
     update_critics, update_actor = camel_td3.update_critics, camel_td3.update_actor
-    if args.fast_update:  # as camel_td3.py does it
+    if fast_update:  # as camel_td3.py does it
         camel_td3_fast.fuse_critics(qf1, qf2)
         camel_td3_fast.fuse_critics(qf1_target, qf2_target)
         update_critics, update_actor = camel_td3_fast.update_critics, camel_td3_fast.update_actor
-    q_optimizer = torch.optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=td3.learning_rate, fused=True)
-    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=True)
-    rb = ReplayBuffer(args.steps, obs_dim, action_dim, "cpu")
-    rng = np.random.default_rng(1)
-    low, high = full_bounds(action_dim)
-    obs, _ = env.reset(seed=1)
-    for _ in range(args.steps):
-        action = to_env_units(rng.uniform(low, high), env.action_space)
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high)
-        obs = env.reset()[0] if terminated or truncated else next_obs
+    q_optimizer = torch.optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=td3.learning_rate, fused=fused_adam)
+    actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=fused_adam)
 
+    def critic_step(data):
+        return update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip)
+
+    def actor_step(data):
+        update_actor(data, actor, qf1, actor_optimizer)
+        camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
+
+    if compile_options is not None:
+        critic_step, actor_step = torch.compile(critic_step, **compile_options), torch.compile(actor_step, **compile_options)
     def update(step):
         data = rb.sample(td3.batch_size)
-        update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip)
+        critic_step(data)
         if step % td3.policy_frequency == 0:
-            update_actor(data, actor, qf1, actor_optimizer)
+            actor_step(data)
+
+    if stages is not None:
+        update = staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb)
+    update.networks = [actor, qf1, qf2, target_actor, qf1_target, qf2_target]  # for tests
+    return update
+
+
+def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb):
+    """camel_td3_fast.py's update (the paper's CAMEL) stage by stage, each stage's seconds added to stages[name]."""
+    critics, critics_target = camel_td3_fast.fused(qf1, qf2), camel_td3_fast.fused(qf1_target, qf2_target)
+    clock = time.perf_counter
+
+    def timed(name, start):
+        now = clock()
+        stages[name] = stages.get(name, 0.0) + now - start
+        return now
+
+    def update(step):
+        start = clock()
+        data = rb.sample(td3.batch_size)
+        start = timed("sample a batch", start)
+        with torch.no_grad():
+            next_actions = camel_td3_fast.target_action(data, target_actor, td3.policy_noise, td3.noise_clip)
+            start = timed("target actor in s' (1 product of 256x256x256)", start)
+            next_q = critics_target(data.next_observations, next_actions).min(0).values
+            y = data.rewards.flatten() + (1 - data.dones.flatten()) * td3.gamma * next_q
+            start = timed("target critics in s' and the target (2 products)", start)
+            camel_td3_fast.twin_critic_grads(critics, data.observations, data.actions, y)
+            start = timed("critics forward and backward (6 products)", start)
+        q_optimizer.step()
+        start = timed("critics' Adam step", start)
+        if step % td3.policy_frequency == 0:
+            with torch.no_grad():
+                camel_td3_fast.actor_grads(actor, critics, data.observations, data.low, data.high)
+            start = timed("actor's gradient, every 2nd update (5 products)", start)
+            actor_optimizer.step()
+            start = timed("actor's Adam step, every 2nd update", start)
             camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
+            timed("target networks' lerp, every 2nd update", start)
+
+    return update
+
+
+def main(args):
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(args.flush_denormal)
+    env = make_env(args.env_id, 1, 0, False, "profile")()
+    update = td3_update(env, filled_buffer(env, args.steps), args.fast_update, args.masking_aware)
 
     start = time.perf_counter()
     for step in range(args.steps):

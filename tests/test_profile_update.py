@@ -70,3 +70,48 @@ def test_products_alone_replays_each_shape_as_often_per_update_as_the_profile_sa
     assert profile_update.products_alone(events, updates=2, repeats=4) > 0
     one_pass = [("addmm", [(256,), (256, 17), (17, 256)])] * 3 + [("bmm", [(2, 256, 1), (2, 1, 256)])] * 2
     assert seen == one_pass * 5  # an untimed pass, then the 4 timed ones
+
+
+def test_the_staged_fast_update_is_the_fast_update_bit_for_bit():
+    # compare_updates.py --stages times camel_td3_fast's update stage by stage: the same update, or its times say nothing
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import torch
+    from camel_common import make_env
+    from profile_update import filled_buffer, td3_update
+
+    env = make_env("Hopper-v4", 1, 0, False, "test")()
+    rb = filled_buffer(env, 300)
+    stages = {}
+    runs = []
+    for update in [td3_update(env, rb), td3_update(env, rb, stages=stages)]:
+        torch.manual_seed(2)  # the same batches and target noise
+        for step in range(4):
+            update(step)
+        runs.append([{k: v.clone() for k, v in net.state_dict().items()} for net in update.networks])
+    for fast, staged in zip(*runs):
+        assert all(torch.equal(fast[key], staged[key]) for key in fast)
+    assert runs[0][0]["fc2.weight"].sum() != td3_update(env, rb).networks[0].state_dict()["fc2.weight"].sum()  # it learned
+    assert len(stages) == 8 and all(seconds > 0 for seconds in stages.values())
+
+
+def test_compare_updates_prints_each_variants_time_and_the_stages():
+    command = [sys.executable, "benchmarks/compare_updates.py", "--variants", "plain", "--buffer-steps", "300",
+               "--warmup-updates", "4", "--updates", "4", "--repeats", "2", "--stages", "--layouts"]  # fmt: skip
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = dict(re.findall(r"^\| (fast|plain) \| [\d.]+ \| [\d.]+-[\d.]+ \| ([\d.]+) \|$", result.stdout, re.M))
+    assert rows["fast"] == "1.00" and float(rows["plain"]) > 0, result.stdout
+    total, inside = map(int, re.search(r"(\d+) us per update, (\d+) of them inside the stages", result.stdout).groups())
+    stage_us = [int(us) for us in re.findall(r"^\| [^|]+ \| (\d+) \| \d+% \|$", result.stdout, re.M)]
+    assert len(stage_us) == 8 and 0 < inside <= total and abs(sum(stage_us) - inside) <= len(stage_us), result.stdout
+    layouts = re.findall(r"^\| (NN|NT|TN|TT) \| (\d+) \| (\d+) \|$", result.stdout, re.M)
+    assert [layout for layout, _, _ in layouts] == ["NN", "NT", "TN", "TT"], result.stdout
+    for _, microseconds, gflops in layouts:  # 67.1 MFLOP per product: the rate follows from the time
+        assert int(gflops) == pytest.approx(67.108864e3 / int(microseconds), abs=1), result.stdout
+
+
+def test_compare_updates_refuses_an_unknown_variant_in_one_line():
+    command = [sys.executable, "benchmarks/compare_updates.py", "--variants", "fastest"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and result.stderr.strip().count("\n") == 0
+    assert "unknown variant fastest" in result.stderr and "fast-compiled" in result.stderr
