@@ -16,8 +16,8 @@ every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm here):
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm, qbc_gwarm_cu2_ln (the
-             sweep passes a VARIANT made of them with their flags)
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm,
+             qbc_gwarm_cu2_ln (the sweep passes a VARIANT made of them with their flags)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark import cpu_model, cpu_simd  # noqa: E402
 from camel_common import make_env  # noqa: E402
-from profile_update import filled_buffer, td3_update  # noqa: E402
+from profile_update import filled_buffer, seconds_per_update, td3_update  # noqa: E402
 
 # name -> (fast update, torch.compile's keyword arguments or None for eager, fused Adam); compiled updates use
 # torch.optim.Adam unfused, which Inductor compiles into the update, as camel_td3.py's --compile does
@@ -75,18 +75,13 @@ def main(args):
     for name in names:
         fast_update, compile_options, fused_adam = VARIANTS[name]
         update = td3_update(env, rb, fast_update, compile_options=compile_options, fused_adam=fused_adam)
-        start = time.perf_counter()
-        for step in range(args.warmup_updates):
-            update(step)
-        print(f"{name}: {args.warmup_updates} warm-up updates in {time.perf_counter() - start:.0f} s", flush=True)
+        warmup_seconds = seconds_per_update(update, args.warmup_updates) * args.warmup_updates
+        print(f"{name}: {args.warmup_updates} warm-up updates in {warmup_seconds:.0f} s", flush=True)
         updates[name] = update
     timings = {name: [] for name in names}
     for _ in range(args.repeats):
         for name, update in updates.items():
-            start = time.perf_counter()
-            for step in range(args.updates):
-                update(step)
-            timings[name].append((time.perf_counter() - start) / args.updates * 1e3)
+            timings[name].append(seconds_per_update(update, args.updates) * 1e3)
     fast = float(np.median(timings["fast"]))
     print(f"\nCPU: {cpu_model()} ({' '.join(cpu_simd())}; torch kernels: {torch.backends.cpu.get_cpu_capability()}), one thread; "
           f"torch {torch.__version__}; {args.env_id}, median of {args.repeats} x {args.updates} updates after {args.warmup_updates}")
@@ -96,14 +91,10 @@ def main(args):
     if args.stages:
         stages = {}
         update = td3_update(env, rb, stages=stages)
-        for step in range(args.warmup_updates):
-            update(step)
+        seconds_per_update(update, args.warmup_updates)
         stages.clear()
         count = args.updates * args.repeats
-        start = time.perf_counter()
-        for step in range(count):
-            update(step)
-        total = (time.perf_counter() - start) / count * 1e6
+        total = seconds_per_update(update, count) * 1e6
         print(f"\nThe fast update stage by stage ({count} updates): {total:.0f} us per update, "
               f"{sum(stages.values()) / count * 1e6:.0f} of them inside the stages")
         print("| stage | us per update | share |\n|---|---|---|")

@@ -141,6 +141,7 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
 
     if compile_options is not None:
         critic_step, actor_step = torch.compile(critic_step, **compile_options), torch.compile(actor_step, **compile_options)
+
     def update(step):
         data = rb.sample(td3.batch_size)
         critic_step(data)
@@ -151,6 +152,14 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
         update = staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb)
     update.networks = [actor, qf1, qf2, target_actor, qf1_target, qf2_target]  # for tests
     return update
+
+
+def seconds_per_update(update, count):
+    """Seconds per call of update(step) over steps 0 to count - 1, timed together."""
+    start = time.perf_counter()
+    for step in range(count):
+        update(step)
+    return (time.perf_counter() - start) / count
 
 
 def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb):
@@ -195,17 +204,9 @@ def main(args):
     env = make_env(args.env_id, 1, 0, False, "profile")()
     update = td3_update(env, filled_buffer(env, args.steps), args.fast_update, args.masking_aware)
 
-    start = time.perf_counter()
-    for step in range(args.steps):
-        update(step)
-    print(f"{args.steps} warm-up updates: {(time.perf_counter() - start) / args.steps * 1e3:.2f} ms per update")
-    timings = []
-    for _ in range(args.repeats):  # the update without the profiler, the same steps as the profiled loop below
-        start = time.perf_counter()
-        for step in range(args.profiled):
-            update(step)
-        timings.append((time.perf_counter() - start) / args.profiled)
-    update_seconds = float(np.median(timings))
+    print(f"{args.steps} warm-up updates: {seconds_per_update(update, args.steps) * 1e3:.2f} ms per update")
+    # the update without the profiler, the same steps as the profiled loop below
+    update_seconds = float(np.median([seconds_per_update(update, args.profiled) for _ in range(args.repeats)]))
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, with_flops=True) as profile:
         for step in range(args.profiled):
             update(step)
