@@ -47,11 +47,15 @@ GUIDE_LABELS = {
 }
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
+# Before --guide-bootstrap had a flag, guide BC and the guide proposal bootstrapped the TD target from the guide (the
+# buffer kept its actions): prop, bc and qbc bring that flag, so the committed runs' names keep their meaning.
 VARIANT_LABELS = {
-    "prop": ("--guide-proposal", "guide proposal"),
-    "bc": ("--guide-bc-coef 0.4 --guide-bc-fade --no-guide-bc-q-filter", "guide BC"),
-    "qbc": ("--guide-bc-coef 0.4 --no-guide-bc-fade --guide-bc-q-filter", "Q-filtered guide BC"),
+    "prop": ("--guide-proposal --guide-bootstrap", "guide proposal"),
+    "bc": ("--guide-bc-coef 0.4 --guide-bc-fade --no-guide-bc-q-filter --guide-bootstrap", "guide BC + guide bootstrap"),
+    "qbc": ("--guide-bc-coef 0.4 --no-guide-bc-fade --guide-bc-q-filter --guide-bootstrap", "Q-filtered guide BC + guide bootstrap"),
+    "boot": ("--guide-bootstrap", "guide bootstrap"),
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
+    "noboot": ("--no-guide-bootstrap", "no guide bootstrap"),
     "cu2": ("--critic-updates-per-step 2", "2 critic updates per step"),
     "ln": ("--critic-layer-norm", "critic layer norm"),
 }
@@ -132,7 +136,10 @@ def condition_label(condition, custom=None):
     elif stem in GUIDE_LABELS:
         label = GUIDE_LABELS[stem]
     elif levers:
-        label = " + ".join([GUIDE_LABELS[guide]] + [VARIANT_LABELS[lever][1] for lever in levers])
+        parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
+        if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
+            parts = [part.replace(" + guide bootstrap", "") for part in parts if part != "guide bootstrap"]
+        label = " + ".join([GUIDE_LABELS[guide]] + parts)
     elif stem.startswith(SAC) and stem[len(SAC) :] in GUIDE_LABELS:
         label = on_sac(GUIDE_LABELS[stem[len(SAC) :]])
     else:

@@ -46,7 +46,7 @@ def parse_args(args_class, positive=(), min_mask_width=None):
     --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` and
     `min_mask_width` are passed to) and given CleanRL's run name if none was given. A new run may not take the folder
     of another. Returns (args, checkpoint), the checkpoint None for a new run."""
-    args = tyro.cli(args_class)
+    args = cli_args(args_class)
     checkpoint = None
     if args.resume:
         args, checkpoint = resume_args(args.resume, args, args_class)
@@ -56,6 +56,17 @@ def parse_args(args_class, positive=(), min_mask_width=None):
     if checkpoint is None:
         check_new_run_dir(f"runs/{args.run_name}")
     return args, checkpoint
+
+
+def cli_args(args_class, argv=None):
+    """tyro's reading of the command line (argv: sys.argv[1:]). A trainer whose Args has PAPER_VALUES takes them as
+    its defaults when the command says --paper (the last of --paper and --no-paper), so that a lever flag given beside
+    --paper still applies."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    paper_flags = [arg for arg in argv if arg in ("--paper", "--no-paper")]
+    paper_values = getattr(args_class, "PAPER_VALUES", None)
+    default = args_class(paper=True, **paper_values) if paper_values and paper_flags[-1:] == ["--paper"] else None
+    return tyro.cli(args_class, args=argv, default=default)
 
 
 def check_common_args(args, positive=(), min_mask_width=None):
@@ -306,7 +317,8 @@ def resume_args(resume, cli_args, args_class):
                          "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
     checkpoint = load_checkpoint(path)
     saved = checkpoint["args"]
-    saved = {**getattr(args_class, "VALUES_BEFORE_SAVED", {}), **saved}  # a field the run did not save took that value
+    if hasattr(args_class, "values_before_saved"):  # a field the run did not save: the value it ran with
+        saved = args_class.values_before_saved(saved)
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
     for name in MACHINE_SETTINGS:
         setattr(args, name, getattr(cli_args, name))

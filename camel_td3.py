@@ -111,22 +111,20 @@ class Args:
     # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md). The default is CAMEL+:
     # Q-filtered guide BC that does not fade, and the guide's own actions in the warm-up; --paper turns them off
     paper: bool = False
-    """run the paper's CAMEL exactly: every CAMEL+ lever off (--guide-bc-coef 0, --warmup-actions uniform);
-    a lever flag given beside it still applies (scripts/sweep.py passes --paper, and a variant's flags, to every run)"""
+    """run the paper's CAMEL exactly: the CAMEL+ levers take the paper's values (--guide-bc-coef 0, --no-guide-bootstrap,
+    --warmup-actions uniform); a lever flag given beside it still applies (scripts/sweep.py passes --paper, and a
+    variant's flags, to every run)"""
     guide_proposal: bool = False
-    """the guide as a proposal too (IBRL, Hu et al. 2023): act with whichever of actor(s) and g(s) the critics value higher;
-    the TD target bootstraps from the better of the target actor's and the guide's action in s'"""
-    warmup_actions: Annotated[
-        Optional[Literal["uniform", "guide"]],
-        tyro.conf.arg(metavar="{uniform,guide}", help_behavior_hint="(default: guide; uniform with --paper)"),
-    ] = None
-    """masked actions before learning starts: the guide's own action plus Gaussian noise (of scale exploration-noise)
-    clamped into the box; or uniform in the box (the paper)"""
-    guide_bc_coef: Annotated[
-        Optional[float], tyro.conf.arg(metavar="FLOAT", help_behavior_hint="(default: 0.4; 0 with --paper)")
-    ] = None
-    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action (0: off):
+    """the guide as a proposal when acting (IBRL, Hu et al. 2023): act with whichever of actor(s) and g(s) the critics value higher"""
+    guide_bc_coef: float = 0.4
+    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action (0: off; --paper: 0):
     the actor loss gains coef * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    guide_bootstrap: bool = True
+    """the TD target bootstraps from the better of the target actor's action and the guide's in s':
+    max(min(Q1', Q2')(s', a'), min(Q1', Q2')(s', g(s'))) wherever the guide gave an action in s' (--paper: off)"""
+    warmup_actions: Literal["uniform", "guide"] = "guide"
+    """masked actions before learning starts: the guide's own action plus Gaussian noise (of scale exploration-noise)
+    clamped into the box; or uniform in the box (the paper; --paper: uniform)"""
     guide_bc_fade: bool = False
     """the guide-BC weight fades with epsilon, coef * epsilon (off: it stays coef for the whole run)"""
     guide_bc_q_filter: bool = True
@@ -181,16 +179,18 @@ class Args:
     cudagraphs: bool = True
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
-    # a run saved before a setting existed ran with this value of it (camel_run.resume_args): before CAMEL+ became the
-    # default, every run was the paper's CAMEL
-    VALUES_BEFORE_SAVED = {"paper": True, "guide_bc_fade": True, "guide_bc_q_filter": False}
+    # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_run.cli_args)
+    PAPER_VALUES = {"guide_bc_coef": 0.0, "guide_bootstrap": False, "warmup_actions": "uniform"}
 
-    def __post_init__(self):
-        # CAMEL+: the levers left unset take CAMEL+'s values, or the paper's with --paper
-        if self.warmup_actions is None:
-            self.warmup_actions = "uniform" if self.paper else "guide"
-        if self.guide_bc_coef is None:
-            self.guide_bc_coef = 0.0 if self.paper else 0.4
+    @staticmethod
+    def values_before_saved(saved):
+        """The settings a run saved before they existed ran with (camel_run.resume_args): before CAMEL+ became the
+        default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD target bootstrapped from
+        the guide wherever the buffer kept the guide's actions, which guide BC and --guide-proposal made it do."""
+        values = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
+        values.update(saved)
+        values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0 or bool(values.get("guide_proposal")))
+        return values
 
 
 # ALGO LOGIC: initialize agent here:
@@ -270,31 +270,31 @@ def target_action(data, target_actor, policy_noise, noise_clip):
     return next_state_actions.clamp(target_actor.to_env_units(data.next_low), target_actor.to_env_units(data.next_high))
 
 
-def with_guide_proposal(q_actor, q_guide, has_guide):
-    """CAMEL+ --guide-proposal: the value of s' is that of the better of the target actor's action and the guide's,
+def with_guide_bootstrap(q_actor, q_guide, has_guide):
+    """CAMEL+ --guide-bootstrap: the value of s' is that of the better of the target actor's action and the guide's,
     max(q_actor, q_guide), where the guide gave an action in s' (has_guide 1), q_actor elsewhere."""
     return torch.where(has_guide.view_as(q_actor) > 0, torch.maximum(q_actor, q_guide), q_actor)
 
 
-def td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip):
+def td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip, guide_bootstrap=False):
     """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), a' the target action above.
-    CAMEL+: from a buffer that holds the guide's action g' in s' (--guide-proposal), the larger of min(Q1', Q2')(s', a')
-    and min(Q1', Q2')(s', g')."""
+    CAMEL+ guide_bootstrap (the batch must hold the guide's action g' in s'): the larger of min(Q1', Q2')(s', a') and
+    min(Q1', Q2')(s', g'), where the guide gave g'."""
     with torch.no_grad():
         next_state_actions = target_action(data, target_actor, policy_noise, noise_clip)
         qf1_next_target = qf1_target(data.next_observations, next_state_actions)
         qf2_next_target = qf2_target(data.next_observations, next_state_actions)
         min_qf_next_target = torch.min(qf1_next_target, qf2_next_target)
-        if data.next_guide_actions is not None:
+        if guide_bootstrap:
             g = data.next_guide_actions
             q_guide = torch.min(qf1_target(data.next_observations, g), qf2_target(data.next_observations, g))
-            min_qf_next_target = with_guide_proposal(min_qf_next_target, q_guide, data.next_has_guide)
+            min_qf_next_target = with_guide_bootstrap(min_qf_next_target, q_guide, data.next_has_guide)
         return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * (min_qf_next_target).view(-1)
 
 
-def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip):
+def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip, guide_bootstrap=False):
     """One step of both critics on their MSE to td3_target; returns their values and losses, detached."""
-    next_q_value = td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip)
+    next_q_value = td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip, guide_bootstrap)
     qf1_a_values = qf1(data.observations, data.actions).view(-1)
     qf2_a_values = qf2(data.observations, data.actions).view(-1)
     qf1_loss = F.mse_loss(qf1_a_values, next_q_value)
@@ -448,9 +448,10 @@ if __name__ == "__main__":
 
     # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and the guide's action in s')
     guide_proposal, guide_bc = guide is not None and args.guide_proposal, guide is not None and args.guide_bc_coef > 0
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_proposal or guide_bc)
+    guide_bootstrap = guide is not None and args.guide_bootstrap
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_bc or guide_bootstrap)
     # CAMEL+: the levers that need g(s) at every step, not only on masked ones, ask the guide once per state
-    guide_every_step = guide is not None and (guide_proposal or guide_bc or args.warmup_actions == "guide")
+    guide_every_step = guide is not None and (guide_proposal or guide_bc or guide_bootstrap or args.warmup_actions == "guide")
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -526,7 +527,8 @@ if __name__ == "__main__":
                 for _ in range(args.critic_updates_per_step):  # CAMEL+: 1 in TD3; the actor learns on the last batch
                     data = rb.sample(args.batch_size)
                     qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = update_critics(
-                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
+                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip,
+                        guide_bootstrap,
                     )
                 if global_step % args.policy_frequency == 0:
                     bc_weight = args.guide_bc_coef * (epsilon if args.guide_bc_fade else 1.0)

@@ -12,25 +12,25 @@ from copy import deepcopy as copy_module
 import numpy as np
 import pytest
 import torch
-import tyro
 
 import camel_td3
 import camel_td3_fast
 from camel_common import ReplayBuffer, mask_bounds
 from camel_guide import to_env_units
-from camel_td3 import Actor, QNetwork, propose, td3_target, update_actor_with_guide_bc, update_critics, with_guide_proposal
+from camel_td3 import Actor, QNetwork, propose, td3_target, update_actor_with_guide_bc, update_critics, with_guide_bootstrap
+from camel_run import cli_args
 from camel_td3_fast import fuse_critics
 from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
 
 
-def test_with_guide_proposal_takes_the_larger_value_only_where_the_guide_acted():
+def test_with_guide_bootstrap_takes_the_larger_value_only_where_the_guide_acted():
     q_actor = torch.tensor([1.0, 5.0, -2.0, 3.0])
     q_guide = torch.tensor([4.0, 2.0, -1.0, 9.0])
     has_guide = torch.tensor([[1.0], [1.0], [1.0], [0.0]])  # the guide failed on the last s'
     # max(1, 4), max(5, 2), max(-2, -1), and the actor's 3 where there is no guide action
-    assert with_guide_proposal(q_actor, q_guide, has_guide).tolist() == [4.0, 5.0, -1.0, 3.0]
+    assert with_guide_bootstrap(q_actor, q_guide, has_guide).tolist() == [4.0, 5.0, -1.0, 3.0]
     # the same in the (batch, 1) shape of the plain update's values
-    assert with_guide_proposal(q_actor.view(-1, 1), q_guide.view(-1, 1), has_guide).flatten().tolist() == [4.0, 5.0, -1.0, 3.0]
+    assert with_guide_bootstrap(q_actor.view(-1, 1), q_guide.view(-1, 1), has_guide).flatten().tolist() == [4.0, 5.0, -1.0, 3.0]
 
 
 def guide_batch(hopper, n=64, seed=0, next_point=None):
@@ -71,7 +71,7 @@ def test_td3_target_bootstraps_from_the_better_of_target_actor_and_guide_in_next
     target_actor, qf1_target, qf2_target = Actor(hopper), QNetwork(hopper), QNetwork(hopper)
     point = np.array([0.25, 0.25, 0.25])  # a box of width zero: the target actor's a' is 0.25, noise and all
     data = guide_batch(hopper, next_point=point)
-    y = td3_target(data, target_actor, qf1_target, qf2_target, gamma=0.99, policy_noise=0.2, noise_clip=0.5)
+    y = td3_target(data, target_actor, qf1_target, qf2_target, gamma=0.99, policy_noise=0.2, noise_clip=0.5, guide_bootstrap=True)
     with torch.no_grad():
         s2 = data.next_observations
         a2 = torch.full((64, 3), 0.25)
@@ -83,6 +83,62 @@ def test_td3_target_bootstraps_from_the_better_of_target_actor_and_guide_in_next
     # the batch has every case, so the test tells max from either one alone
     assert (has & (q_guide > q_actor)).any() and (has & (q_guide < q_actor)).any() and (~has).any()
     assert not torch.allclose(y, data.rewards.flatten() + (1 - data.dones.flatten()) * 0.99 * q_actor)
+
+
+def hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target, guide_bootstrap):
+    """r + 0.99 (1 - done) V(s'), V(s') computed here row by row with plain tensor arithmetic on the networks' weights:
+    min over the two target critics of a' = 0.25 (the width-zero box of guide_batch's next_point), and, with the
+    bootstrap, of the guide's action g' where the batch says the guide gave one."""
+    def q(critic, s, a):
+        x = torch.cat([s, a])
+        h = torch.clamp(critic.fc1.weight @ x + critic.fc1.bias, min=0)
+        h = torch.clamp(critic.fc2.weight @ h + critic.fc2.bias, min=0)
+        return float(critic.fc3.weight[0] @ h + critic.fc3.bias[0])
+
+    a_next = torch.as_tensor(to_env_units(np.full(3, 0.25), hopper.action_space), dtype=torch.float32)
+    targets = []
+    with torch.no_grad():
+        for i in range(len(data.rewards)):
+            s = data.next_observations[i]
+            value = min(q(qf1_target, s, a_next), q(qf2_target, s, a_next))
+            if guide_bootstrap and data.next_has_guide[i, 0] == 1:
+                g = data.next_guide_actions[i]
+                value = max(value, min(q(qf1_target, s, g), q(qf2_target, s, g)))
+            targets.append(float(data.rewards[i, 0]) + 0.99 * (1 - float(data.dones[i, 0])) * value)
+    return torch.tensor(targets)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_guide_bootstrap_is_set_by_its_flag_alone_not_by_what_the_buffer_holds(hopper, fast):
+    """With guide BC on the buffer keeps g(s'); the target is still TD3's unless --guide-bootstrap is on, and with it
+    the max only where the guide gave an action in s' (both update paths, on one fixed batch, against a hand computation)."""
+    torch.manual_seed(0)
+    target_actor, qf1, qf2, qf1_target, qf2_target = Actor(hopper), *(QNetwork(hopper) for _ in range(4))
+    if fast:
+        fuse_critics(qf1, qf2)
+        fuse_critics(qf1_target, qf2_target)
+    data = guide_batch(hopper, next_point=np.array([0.25, 0.25, 0.25]))
+    assert data.next_guide_actions is not None  # the batch carries g(s'), as every batch of the default's buffer does
+    step = camel_td3_fast.update_critics if fast else update_critics
+    targets = {}
+    for bootstrap in (False, True):
+        optimizer = torch.optim.SGD([*qf1.parameters(), *qf2.parameters()], lr=0.0)  # lr 0: the critics stay as they are
+        values1, _, loss1, _ = step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5, bootstrap)
+        # the loss is the mean squared distance to the target: solve nothing, compare it with the hand-made target's
+        expected = hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target, bootstrap)
+        torch.testing.assert_close(loss1, ((values1 - expected) ** 2).mean(), rtol=1e-5, atol=1e-5)
+        targets[bootstrap] = expected
+    has = data.next_has_guide.flatten() > 0
+    assert torch.equal(targets[True][~has], targets[False][~has])  # no guide action in s': TD3's target
+    assert (targets[True][has] > targets[False][has]).any() and (targets[True] >= targets[False] - 1e-6).all()
+
+
+def test_the_bootstrap_needs_no_guide_bc_and_the_paper_has_neither():
+    assert cli_args(camel_td3.Args, []).guide_bootstrap is True  # the default
+    assert cli_args(camel_td3.Args, ["--no-guide-bootstrap"]).guide_bootstrap is False
+    assert cli_args(camel_td3.Args, ["--paper"]).guide_bootstrap is False
+    assert cli_args(camel_td3.Args, ["--paper", "--guide-bootstrap"]).guide_bootstrap is True  # a lever beside --paper applies
+    assert cli_args(camel_td3.Args, ["--paper", "--no-paper"]).guide_bootstrap is True  # the last of the two counts
 
 
 def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
@@ -99,7 +155,7 @@ def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
         optimizer = torch.optim.Adam([*qf1.parameters(), *qf2.parameters()], lr=3e-4)
         data = guide_batch(hopper, n=256, seed=1)
         torch.manual_seed(2)
-        return step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5), qf1.state_dict()
+        return step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5, True), qf1.state_dict()
 
     (plain, plain_state), (fast, fast_state) = one_update(False), one_update(True)
     for a, b in zip(plain, fast):
@@ -239,16 +295,16 @@ def test_guide_bc_q_filter_keeps_only_the_rows_where_the_critics_value_the_guide
 
 
 def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
-    default = tyro.cli(camel_td3.Args, args=[])
+    default = cli_args(camel_td3.Args, [])
     assert (default.guide_bc_coef, default.guide_bc_fade, default.guide_bc_q_filter, default.warmup_actions) == (0.4, False, True, "guide")
-    paper = tyro.cli(camel_td3.Args, args=["--paper"])
-    assert paper.guide_bc_coef == 0.0 and paper.warmup_actions == "uniform"  # guide BC off: its fade and filter do nothing
+    paper = cli_args(camel_td3.Args, ["--paper"])
+    assert paper.guide_bc_coef == 0.0 and paper.warmup_actions == "uniform" and paper.guide_bootstrap is False  # guide BC off: its fade and filter do nothing
     for args in (default, paper):  # the levers that lost, and the speed-for-samples trades, are off either way
         assert args.guide_proposal is False and args.critic_updates_per_step == 1 and args.critic_layer_norm is False
     # a lever flag beside --paper still applies (the sweep runs a variant so)
-    beside = tyro.cli(camel_td3.Args, args=["--paper", "--warmup-actions", "guide"])
+    beside = cli_args(camel_td3.Args, ["--paper", "--warmup-actions", "guide"])
     assert beside.warmup_actions == "guide" and beside.guide_bc_coef == 0.0
-    assert tyro.cli(camel_td3.Args, args=["--guide-bc-coef", "0"]).warmup_actions == "guide"
+    assert cli_args(camel_td3.Args, ["--guide-bc-coef", "0"]).warmup_actions == "guide"
     # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
@@ -482,11 +538,14 @@ def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
 
     old = {"env_id": "Hopper-v4", "seed": 3, "llm_policy": "g.py", "total_timesteps": 1000, "mask_width": 0.3}
     torch.save({"args": old, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = camel_run.resume_args(str(tmp_path), tyro.cli(camel_td3.Args, args=[]), camel_td3.Args)
+    args, _ = camel_run.resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
     assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.guide_bc_fade, args.guide_bc_q_filter) == (True, 0.0, "uniform", True, False)
-    assert (args.seed, args.mask_width) == (3, 0.3)
+    assert (args.seed, args.mask_width) == (3, 0.3) and args.guide_bootstrap is False
+    # a CAMEL+ run saved before --guide-bootstrap had a flag: its buffer kept g(s'), so its target bootstrapped from it
+    torch.save({"args": {**old, "paper": False, "guide_bc_coef": 0.4, "warmup_actions": "guide"}, "counters": {}}, tmp_path / "checkpoint.pt")
+    assert camel_run.resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)[0].guide_bootstrap is True
     # a run saved since keeps what it saved, CAMEL+ included
-    new = {**old, **vars(tyro.cli(camel_td3.Args, args=["--seed", "3"]))}
+    new = {**old, **vars(cli_args(camel_td3.Args, ["--seed", "3"]))}
     torch.save({"args": new, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = camel_run.resume_args(str(tmp_path), tyro.cli(camel_td3.Args, args=[]), camel_td3.Args)
+    args, _ = camel_run.resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
     assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.guide_bc_fade, args.guide_bc_q_filter) == (False, 0.4, "guide", False, True)

@@ -24,8 +24,10 @@ from camel_conditions import condition_label, is_hub_repo_id, learning_starts_su
     ("sac_camel", "CAMEL-SAC, LLM-written guide"),
     ("sac_expert", "Expert masking (SAC)"),
     ("camel_tuned_prop_gwarm", "CAMEL, tuned guide + guide proposal + guide warm-up"),
-    ("camel_bc_gwarm", "CAMEL, LLM-written guide + guide BC + guide warm-up"),
-    ("standstill_qbc_gwarm", "CAMEL, poor guide (stands still) + Q-filtered guide BC + guide warm-up"),
+    ("camel_bc_gwarm", "CAMEL, LLM-written guide + guide BC + guide bootstrap + guide warm-up"),
+        ("camel_qbc_gwarm_noboot", "CAMEL, LLM-written guide + Q-filtered guide BC + guide warm-up"),
+        ("camel_boot_gwarm", "CAMEL, LLM-written guide + guide bootstrap + guide warm-up"),
+    ("standstill_qbc_gwarm", "CAMEL, poor guide (stands still) + Q-filtered guide BC + guide bootstrap + guide warm-up"),
 ])  # fmt: skip
 def test_each_condition_is_labelled_by_what_guided_it_and_its_settings(condition, label):
     assert condition_label(condition) == label

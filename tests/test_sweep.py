@@ -177,7 +177,7 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
 def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
     baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm"))
     assert run.exp_name == "camel_qbc_gwarm"
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--no-guide-bc-fade", "--guide-bc-q-filter",
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--no-guide-bc-fade", "--guide-bc-q-filter", "--guide-bootstrap",
                                             "--warmup-actions", "guide", "--llm-policy", str(guide)]  # fmt: skip
     assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
     (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
