@@ -8,15 +8,16 @@
 #     mapped onto [low, high], and log pi(a|s) includes that map's Jacobian
 #   - SAC's entropy terms measure the action against its box, so a narrow box is neither a reward nor a penalty
 #     (log_prob_in_box); the target's next action is sampled inside the bounds stored for s'
-# camel_td3.py is a peer, not a dependency: what both trainers need is imported from camel_common.py (the env, the
-# bounds and the epsilon schedule, the replay buffer, unmasked evaluation); guides are loaded and checked in
-# camel_guide.py; run bookkeeping (argument checks, checkpoints, resuming, charts, progress) is in camel_run.py.
+# camel_td3.py is a peer, not a dependency: the env, the bounds, the epsilon schedule and the replay buffer are written
+# out in both files, the same text (tests/test_trainers_agree.py keeps them so). What is not the algorithm is in
+# camel_utils/: guides (guide.py), run bookkeeping (run.py), the critics as one batched pair (fast_update.py).
 import math
 import os
 import random
 from dataclasses import dataclass
-from typing import Annotated, Optional
+from typing import Annotated, NamedTuple, Optional
 
+import gymnasium as gym
 import numpy as np
 import torch
 import torch.nn as nn
@@ -24,9 +25,9 @@ import torch.nn.functional as F
 import torch.optim as optim
 import tyro
 
-from camel_common import BatchedCritics, ReplayBuffer, draw_bounds, epsilon_at, make_env_and_guide  # CAMEL: bounds, buffer, schedule
-from camel_guide import action_scale_bias, to_env_units
-from camel_run import Run, parse_args
+from camel_utils.fast_update import BatchedCritics
+from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
+from camel_utils.run import Run, checked_env, checked_guide, parse_args
 
 MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
 
@@ -54,7 +55,7 @@ class Args:
     (the actor's, qf1's and qf2's state dicts, CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_sac-seed1; token from HF_TOKEN or `hf auth login`; camel_hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_sac-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # Algorithm specific arguments
     env_id: str = "Hopper-v4"
@@ -128,6 +129,113 @@ class Args:
     """treat float32 values under 1.2e-38 as 0 on the CPU (as camel_td3.py; off: IEEE denormals, torch's default)"""
 
 
+# ---- The env, as CleanRL makes it -----------------------------------------------------------------------------------
+def make_env(env_id, seed, idx, capture_video, run_name):
+    def thunk():
+        if capture_video and idx == 0:
+            env = gym.make(env_id, render_mode="rgb_array")
+            track_robot_camera(env)
+            env = gym.wrappers.RecordVideo(env, f"videos/{run_name}")
+        else:
+            env = gym.make(env_id)
+        env = gym.wrappers.RecordEpisodeStatistics(env)
+        env.action_space.seed(seed)
+        return env
+
+    return thunk
+
+
+# ---- CAMEL: the action bounds and epsilon masking (the same in camel_td3.py and camel_sac.py: tests/test_trainers_agree.py)
+def mask_bounds(guide_action, mask_width):
+    """The box around the guide's normalised action: [g - w, g + w], clipped to [-1, 1]."""
+    return np.clip(guide_action - mask_width, -1.0, 1.0), np.clip(guide_action + mask_width, -1.0, 1.0)
+
+
+def masking_probability(step, total_timesteps, epsilon_fraction):
+    """Epsilon masking: the probability of masking a step falls linearly from 1 to 0 over
+    epsilon_fraction * total_timesteps steps, then stays 0."""
+    return max(0.0, 1.0 - step / (epsilon_fraction * total_timesteps))
+
+
+def epsilon_at(step, args, guide):
+    """Epsilon of a step in this run: the schedule above; 1 at every step without epsilon masking (the 'w/o EM'
+    ablation); 0 without a guide (the plain baseline never masks)."""
+    if guide is None:
+        return 0.0
+    if not args.epsilon_masking:
+        return 1.0
+    return masking_probability(step, args.total_timesteps, args.epsilon_fraction)
+
+
+def draw_bounds(guide, obs, epsilon, mask_width, action_dim, rng):
+    """The action bounds (low, high) for acting in `obs`, and whether they mask: with probability epsilon the box
+    around the guide's action g(obs), otherwise the full normalised action space."""
+    if epsilon > 0 and rng.random() < epsilon:
+        guide_action = guide(obs)
+        if guide_action is not None:  # None: the guide failed on this state (it counts and warns); act unmasked
+            return *mask_bounds(guide_action, mask_width), True
+    return *full_bounds(action_dim), False
+
+
+# ---- CAMEL: the replay buffer, with the bounds of s and of s' ------------------------------------------------------
+class ReplayBatch(NamedTuple):
+    observations: torch.Tensor
+    next_observations: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    low: torch.Tensor
+    high: torch.Tensor
+    next_low: torch.Tensor
+    next_high: torch.Tensor
+    # only in a buffer made with guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
+    # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
+    guide_actions: Optional[torch.Tensor] = None
+    has_guide: Optional[torch.Tensor] = None
+    next_guide_actions: Optional[torch.Tensor] = None
+    next_has_guide: Optional[torch.Tensor] = None
+
+
+class ReplayBuffer:
+    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
+    guide_actions=True, the guide's action in s and in s').
+
+    One float32 tensor holds every field side by side, so storing a transition is one row copy and
+    sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
+
+    def __init__(self, buffer_size, obs_dim, action_dim, device, guide_actions=False):
+        self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
+        if guide_actions:
+            self.widths += [action_dim, 1, action_dim, 1]
+        self.action_dim, self.guide_actions = action_dim, guide_actions
+        self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
+        self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
+
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
+        """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
+        a guide_actions buffer."""
+        columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
+        if self.guide_actions:
+            for g in (guide_action, next_guide_action):
+                columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
+        row = np.concatenate(columns, dtype=np.float32)
+        self.data[self.pos] = torch.from_numpy(row).to(self.device)
+        self.pos = (self.pos + 1) % self.buffer_size
+        self.size = min(self.size + 1, self.buffer_size)
+
+    def sample(self, batch_size):
+        rows = self.data.index_select(0, torch.randint(self.size, (batch_size,), device=self.device))
+        return ReplayBatch(*torch.split(rows, self.widths, dim=1))
+
+    def state_dict(self):
+        # a copy of the rows in use: torch.save writes a view's whole storage, the preallocated buffer_size rows
+        return {"data": self.data[: self.size].to("cpu", copy=True), "pos": self.pos, "size": self.size}
+
+    def load_state_dict(self, state):
+        self.pos, self.size = state["pos"], state["size"]
+        self.data[: self.size] = state["data"].to(self.device)
+
+
 # ALGO LOGIC: initialize agent here:
 class SoftQNetwork(nn.Module):
     def __init__(self, env):
@@ -163,7 +271,7 @@ class Actor(nn.Module):
         self.fc2 = nn.Linear(256, 256)
         self.fc_mean = nn.Linear(256, action_dim)
         self.fc_logstd = nn.Linear(256, action_dim)
-        # action rescaling, by the normalised action contract (camel_guide.action_scale_bias)
+        # action rescaling, by the normalised action contract (camel_utils.guide.action_scale_bias)
         action_scale, action_bias = action_scale_bias(env.action_space)
         self.register_buffer("action_scale", torch.tensor(action_scale, dtype=torch.float32))
         self.register_buffer("action_bias", torch.tensor(action_bias, dtype=torch.float32))
@@ -204,7 +312,7 @@ class Actor(nn.Module):
         return self.to_env_units(low + (torch.tanh(mean) + 1) / 2 * (high - low))
 
     def to_env_units(self, a):
-        """Normalised actions or bounds in [-1, 1] in the env's own units (camel_guide.to_env_units, on tensors)."""
+        """Normalised actions or bounds in [-1, 1] in the env's own units (camel_utils.guide.to_env_units, on tensors)."""
         return a * self.action_scale + self.action_bias
 
 
@@ -227,7 +335,7 @@ def log_prob_in_box(log_prob, low, high):
 
 
 # ALGO LOGIC: the SAC update, as functions; qf and qf_target are the pairs (qf1, qf2) as one batched network, called
-# as qf(obs, actions) -> both critics' values, shape (2, batch) (camel_common.BatchedCritics)
+# as qf(obs, actions) -> both critics' values, shape (2, batch) (camel_utils.fast_update.BatchedCritics)
 def sac_target(data, actor, qf_target, alpha, gamma):
     """The critics' regression target r + gamma * (1 - done) * (min(Q1', Q2')(s', a') - alpha * log pi(a'|s')), with
     a' ~ pi(.|s'). CAMEL: a' is sampled inside the bounds stored for s' (as TD3's target acts there), and its log pi
@@ -296,11 +404,14 @@ if __name__ == "__main__":
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    # env setup. CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain SAC)
-    env, eval_env, guide = make_env_and_guide(args, rng)
+    # env setup (checked before the run folder is written: a mistake is one line and exit status 2)
+    env = checked_env(make_env(args.env_id, args.seed, 0, args.capture_video, args.run_name), args.env_id)
+    eval_env = make_env(args.env_id, args.seed, 1, False, args.run_name)()
+    # CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain SAC)
+    guide = checked_guide(args, eval_env, rng)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_run.py)
-    run = Run(args, "camel_sac.py", "SAC", checkpoint, env, eval_env, guide, rng, device)
+    # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_utils/run.py)
+    run = Run(args, "camel_sac.py", checkpoint, env, eval_env, guide, rng, device)
     writer = run.writer
 
     # CAMEL: the masking-aware actor (a plain SAC baseline keeps CleanRL's actor)
@@ -410,7 +521,7 @@ if __name__ == "__main__":
                     if alpha_loss is not None:
                         writer.add_scalar("losses/alpha_loss", alpha_loss.item(), global_step)
 
-            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_run.py): a checkpoint
+            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_utils/run.py): a checkpoint
             # keeps the episode under way, s' and its bounds, for a resumed run to continue
             run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
@@ -423,4 +534,4 @@ if __name__ == "__main__":
 
     if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
         torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
-    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)
+    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_utils/hub.py)

@@ -8,23 +8,21 @@
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide (epsilon_at)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", levers beyond the paper for the agent to outgrow its guide (what each did is in docs/design.md).
-# Two are on by default, as the runs in docs/results.md support: the unmasked actor pulled towards the guide's action
-# wherever the critics do not value its own higher (--guide-bc-coef, --guide-bc-q-filter), and the guide's own actions
-# in the warm-up (--warmup-actions guide); --paper turns them off, which is the paper's CAMEL. Off by default: the guide
-# as a proposal (--guide-proposal), more critic updates per step (--critic-updates-per-step, --critic-layer-norm), and
-# actors evaluated beside the actor: its weights' running average (--averaged-actor-rate), its best kept copy (--keep-best-actor).
-# What camel_sac.py needs too is imported from camel_common.py (the env, the bounds and the epsilon schedule, the
-# replay buffer, unmasked evaluation); guides are loaded and checked in camel_guide.py; run bookkeeping (argument
-# checks, checkpoints, resuming, charts, progress) is in camel_run.py, as CleanRL keeps such helpers in cleanrl_utils/.
-# SPEED: --fast-update (on by default) computes the same update with less overhead, in camel_td3_fast.py.
-import copy
+# and, marked "CAMEL+:", the three parts of the default beyond the paper, each switched by its own flag:
+#   CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
+#   towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
+#   bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the
+#   guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
+# What is not the algorithm is in camel_utils/, as CleanRL keeps cleanrl_utils/: loading and checking guides (guide.py),
+# run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
+# update computed faster, behind --fast-update (fast_update.py).
 import logging
 import os
 import random
 from dataclasses import dataclass
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, NamedTuple, Optional
 
+import gymnasium as gym
 import numpy as np
 import torch
 import torch.nn as nn
@@ -32,9 +30,9 @@ import torch.nn.functional as F
 import torch.optim as optim
 import tyro
 
-from camel_common import ReplayBuffer, draw_bounds, epsilon_at, make_env_and_guide  # CAMEL: bounds, buffer, schedule
-from camel_guide import action_scale_bias, to_env_units
-from camel_run import CompiledOrEager, Run, parse_args
+from camel_utils import fast_update
+from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
+from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
 
 @dataclass
@@ -59,7 +57,7 @@ class Args:
     """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # Algorithm specific arguments
     env_id: str = "Hopper-v4"
@@ -108,46 +106,27 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL+: levers beyond the paper, for the agent to outgrow its guide (docs/design.md). The default is CAMEL+:
-    # Q-filtered guide BC that does not fade, and the guide's own actions in the warm-up; --paper turns them off
+    # CAMEL+: the default's three parts beyond the paper (docs/design.md); --paper gives each the paper's value
     paper: bool = False
-    """run the paper's CAMEL exactly: the CAMEL+ levers take the paper's values (--guide-bc-coef 0, --no-guide-bootstrap,
-    --warmup-actions uniform); a lever flag given beside it still applies (scripts/sweep.py passes --paper, and a
-    variant's flags, to every run)"""
-    guide_proposal: bool = False
-    """the guide as a proposal when acting (IBRL, Hu et al. 2023): act with whichever of actor(s) and g(s) the critics value higher"""
+    """run the paper's CAMEL exactly: --guide-bc-coef 0, --no-guide-bootstrap, --warmup-actions uniform, wherever the
+    command does not set them (a lever flag beside --paper still applies: scripts/sweep.py runs variants so)"""
     guide_bc_coef: float = 0.4
-    """pull the unmasked actor (bounds [-1, 1]) towards the guide's action (0: off; --paper: 0):
-    the actor loss gains coef * mean|Q1| * mean squared distance (normalised units) to g(s) (as TD3+BC scales it)"""
+    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s)
+    at least as high as its own action, min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter):
+    the actor loss gains coef * mean|Q1| * mean squared distance to g(s) in normalised units (0: off; --paper: 0)"""
     guide_bootstrap: bool = True
-    """the TD target bootstraps from the better of the target actor's action and the guide's in s':
-    max(min(Q1', Q2')(s', a'), min(Q1', Q2')(s', g(s'))) wherever the guide gave an action in s' (--paper: off)"""
+    """the guide bootstrap: the TD target bootstraps from the better of the target actor's and the guide's action in s',
+    max(min(Q1', Q2')(s', a'), min(Q1', Q2')(s', g(s'))), wherever the guide gave an action in s' (--paper: off)"""
     warmup_actions: Literal["uniform", "guide"] = "guide"
-    """masked actions before learning starts: the guide's own action plus Gaussian noise (of scale exploration-noise)
-    clamped into the box; or uniform in the box (the paper; --paper: uniform)"""
-    guide_bc_fade: bool = False
-    """the guide-BC weight fades with epsilon, coef * epsilon (off: it stays coef for the whole run)"""
-    guide_bc_q_filter: bool = True
-    """guide BC only on the rows where the critics value the guide's action at least as high as the unmasked actor's:
-    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (the Q-filter of Nair et al. 2018); the actor is free where it is better
-    (off: BC on every row with a guide action)"""
+    """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale
+    exploration-noise) clamped into the box; uniform: uniform in the box, as the paper (--paper: uniform)"""
+    # a probe, not part of the default (docs/design.md): more critic updates per step, kept stable by layer norm
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
     more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
     critic_layer_norm: bool = False
     """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), for stable extra updates;
     computed with the plain update (--fast-update applies to CleanRL's critic only)"""
-    averaged_actor_rate: float = 0.0
-    """also evaluate a running average of the actor's weights, avg <- avg + rate * (actor - avg) after every actor update
-    (0: off; 0.0005 weighs about the last 2000 actor updates, 4000 steps);
-    logged as eval/averaged_episodic_return and saved beside the model as {exp_name}_averaged.cleanrl_model.
-    It only watches: training is the same with it or without"""
-    keep_best_actor: bool = False
-    """also evaluate a kept copy of the actor, deployed instead of it (TD7's policy checkpoints, Fujimoto et al. 2023):
-    the actor at the start of an unmasked training episode is kept if this episode and the next beat the kept one's score;
-    its score is the smaller of those two returns, and until one is kept the actor itself is deployed.
-    Logged as eval/kept_episodic_return and saved beside the model as {exp_name}_kept.cleanrl_model.
-    It only watches: training is the same with it or without"""
 
     # Evaluation, checkpoints and run bookkeeping
     eval_frequency: int = 5000
@@ -171,7 +150,7 @@ class Args:
     Adam's moments of dead ReLU units decay into that range, where x86 arithmetic runs many times slower
     (off: IEEE denormals, torch's default)"""
     fast_update: bool = True
-    """compute the update with camel_td3_fast.py (both critics as one batched network, the gradients written out):
+    """compute the update with camel_utils/fast_update.py (both critics as one batched network, the gradients written out):
     the same update up to float rounding, 1.12x as fast per update on one thread of an Intel(R) Xeon(R) Processor
     (off: the plain update in this file, CleanRL's autograd; not with --compile, which compiles the plain one)"""
     compile: bool = False
@@ -179,18 +158,136 @@ class Args:
     cudagraphs: bool = True
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
-    # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_run.cli_args)
+    # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_utils.run.cli_args)
     PAPER_VALUES = {"guide_bc_coef": 0.0, "guide_bootstrap": False, "warmup_actions": "uniform"}
+    # levers that left the trainer (docs/design.md): a run saved with them on cannot be resumed by this version
+    RETIRED = {"guide_proposal": False, "guide_bc_fade": False, "guide_bc_q_filter": True, "averaged_actor_rate": 0.0, "keep_best_actor": False}
 
     @staticmethod
     def values_before_saved(saved):
-        """The settings a run saved before they existed ran with (camel_run.resume_args): before CAMEL+ became the
-        default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD target bootstrapped from
-        the guide wherever the buffer kept the guide's actions, which guide BC and --guide-proposal made it do."""
-        values = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
-        values.update(saved)
+        """The settings of a checkpoint's run, with those it did not save as it ran them (camel_utils.run.resume_args):
+        before CAMEL+ became the default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD
+        target bootstrapped from the guide wherever the buffer kept the guide's actions, which guide BC made it do.
+        Refuses a run that used a lever which has left the trainer."""
+        values = dict(saved)
+        if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
+            before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
+            values = {**before_paper, **values}
         values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0 or bool(values.get("guide_proposal")))
+        inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
+        used = [name for name, value in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
+        if used:
+            flag = ("--no-" if values[used[0]] is False else "--") + used[0].replace("_", "-")
+            raise ValueError(f"the run used {flag}, which left camel_td3.py after commit 6abd027; resume it with that commit "
+                             "(git checkout 6abd027)")  # fmt: skip
         return values
+
+
+# ---- The env, as CleanRL makes it -----------------------------------------------------------------------------------
+def make_env(env_id, seed, idx, capture_video, run_name):
+    def thunk():
+        if capture_video and idx == 0:
+            env = gym.make(env_id, render_mode="rgb_array")
+            track_robot_camera(env)
+            env = gym.wrappers.RecordVideo(env, f"videos/{run_name}")
+        else:
+            env = gym.make(env_id)
+        env = gym.wrappers.RecordEpisodeStatistics(env)
+        env.action_space.seed(seed)
+        return env
+
+    return thunk
+
+
+# ---- CAMEL: the action bounds and epsilon masking (the same in camel_td3.py and camel_sac.py: tests/test_trainers_agree.py)
+def mask_bounds(guide_action, mask_width):
+    """The box around the guide's normalised action: [g - w, g + w], clipped to [-1, 1]."""
+    return np.clip(guide_action - mask_width, -1.0, 1.0), np.clip(guide_action + mask_width, -1.0, 1.0)
+
+
+def masking_probability(step, total_timesteps, epsilon_fraction):
+    """Epsilon masking: the probability of masking a step falls linearly from 1 to 0 over
+    epsilon_fraction * total_timesteps steps, then stays 0."""
+    return max(0.0, 1.0 - step / (epsilon_fraction * total_timesteps))
+
+
+def epsilon_at(step, args, guide):
+    """Epsilon of a step in this run: the schedule above; 1 at every step without epsilon masking (the 'w/o EM'
+    ablation); 0 without a guide (the plain baseline never masks)."""
+    if guide is None:
+        return 0.0
+    if not args.epsilon_masking:
+        return 1.0
+    return masking_probability(step, args.total_timesteps, args.epsilon_fraction)
+
+
+def draw_bounds(guide, obs, epsilon, mask_width, action_dim, rng):
+    """The action bounds (low, high) for acting in `obs`, and whether they mask: with probability epsilon the box
+    around the guide's action g(obs), otherwise the full normalised action space."""
+    if epsilon > 0 and rng.random() < epsilon:
+        guide_action = guide(obs)
+        if guide_action is not None:  # None: the guide failed on this state (it counts and warns); act unmasked
+            return *mask_bounds(guide_action, mask_width), True
+    return *full_bounds(action_dim), False
+
+
+# ---- CAMEL: the replay buffer, with the bounds of s and of s' ------------------------------------------------------
+class ReplayBatch(NamedTuple):
+    observations: torch.Tensor
+    next_observations: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    low: torch.Tensor
+    high: torch.Tensor
+    next_low: torch.Tensor
+    next_high: torch.Tensor
+    # only in a buffer made with guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
+    # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
+    guide_actions: Optional[torch.Tensor] = None
+    has_guide: Optional[torch.Tensor] = None
+    next_guide_actions: Optional[torch.Tensor] = None
+    next_has_guide: Optional[torch.Tensor] = None
+
+
+class ReplayBuffer:
+    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
+    guide_actions=True, the guide's action in s and in s').
+
+    One float32 tensor holds every field side by side, so storing a transition is one row copy and
+    sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
+
+    def __init__(self, buffer_size, obs_dim, action_dim, device, guide_actions=False):
+        self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
+        if guide_actions:
+            self.widths += [action_dim, 1, action_dim, 1]
+        self.action_dim, self.guide_actions = action_dim, guide_actions
+        self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
+        self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
+
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
+        """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
+        a guide_actions buffer."""
+        columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
+        if self.guide_actions:
+            for g in (guide_action, next_guide_action):
+                columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
+        row = np.concatenate(columns, dtype=np.float32)
+        self.data[self.pos] = torch.from_numpy(row).to(self.device)
+        self.pos = (self.pos + 1) % self.buffer_size
+        self.size = min(self.size + 1, self.buffer_size)
+
+    def sample(self, batch_size):
+        rows = self.data.index_select(0, torch.randint(self.size, (batch_size,), device=self.device))
+        return ReplayBatch(*torch.split(rows, self.widths, dim=1))
+
+    def state_dict(self):
+        # a copy of the rows in use: torch.save writes a view's whole storage, the preallocated buffer_size rows
+        return {"data": self.data[: self.size].to("cpu", copy=True), "pos": self.pos, "size": self.size}
+
+    def load_state_dict(self, state):
+        self.pos, self.size = state["pos"], state["size"]
+        self.data[: self.size] = state["data"].to(self.device)
 
 
 # ALGO LOGIC: initialize agent here:
@@ -223,7 +320,7 @@ class Actor(nn.Module):
         self.fc1 = nn.Linear(obs_dim + 2 * action_dim if masking_aware else obs_dim, 256)
         self.fc2 = nn.Linear(256, 256)
         self.fc_mu = nn.Linear(256, action_dim)
-        # action rescaling, by the normalised action contract (camel_guide.action_scale_bias)
+        # action rescaling, by the normalised action contract (camel_utils.guide.action_scale_bias)
         action_scale, action_bias = action_scale_bias(env.action_space)
         self.register_buffer("action_scale", torch.tensor(action_scale, dtype=torch.float32))
         self.register_buffer("action_bias", torch.tensor(action_bias, dtype=torch.float32))
@@ -238,7 +335,7 @@ class Actor(nn.Module):
         return self.to_env_units(a)
 
     def to_env_units(self, a):
-        """Normalised actions or bounds in [-1, 1] in the env's own units (camel_guide.to_env_units, on tensors)."""
+        """Normalised actions or bounds in [-1, 1] in the env's own units (camel_utils.guide.to_env_units, on tensors)."""
         return a * self.action_scale + self.action_bias
 
 
@@ -249,16 +346,6 @@ def explore(actor, obs, low, high, exploration_noise):
     actions = actor(obs, low, high)
     actions = actions + torch.randn_like(actions) * actor.action_scale * exploration_noise
     return actions.clamp(actor.to_env_units(low), actor.to_env_units(high))
-
-
-def propose(qf1, qf2, obs, actor_action, guide_action):
-    """CAMEL+ --guide-proposal, when acting: of the actor's action and the guide's (env units, shape (1, action_dim)),
-    the one with the higher min(Q1, Q2)(s, a) (a tie goes to the actor), and whether it is the guide's."""
-    with torch.no_grad():
-        both = torch.cat([actor_action, guide_action])
-        q = torch.min(qf1(obs.expand(2, -1), both), qf2(obs.expand(2, -1), both)).view(-1)
-    take_guide = bool(q[1] > q[0])
-    return (guide_action if take_guide else actor_action), take_guide
 
 
 def target_action(data, target_actor, policy_noise, noise_clip):
@@ -318,21 +405,19 @@ def update_actor(data, actor, qf1, actor_optimizer):
     return actor_loss.detach()
 
 
-def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight, qf2=None):
-    """CAMEL+ --guide-bc-coef: TD3's actor loss -mean Q1(s, actor(s, low, high)) plus bc_weight * mean|Q1| (held fixed)
-    * the mean, over the rows whose s the guide acted on, of the squared distance between the unmasked actor's action
-    actor(s, -1, 1) and g(s), in normalised units, averaged over the action's dimensions. With qf2 (--guide-bc-q-filter)
-    only the rows where min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s, -1, 1)) count. Returns the loss, the BC part and
-    the share of the batch's rows in it."""
+def update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, bc_weight):
+    """CAMEL+ Q-filtered guide BC (--guide-bc-coef): TD3's actor loss -mean Q1(s, actor(s, low, high)) plus bc_weight *
+    mean|Q1| (held fixed) * the mean, over the rows where the guide gave g(s) and min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s,
+    actor(s, -1, 1)), of the squared distance between the unmasked actor's action actor(s, -1, 1) and g(s), in
+    normalised units, averaged over the action's dimensions. Returns the loss, the BC part and the share of the batch's
+    rows in it."""
     q = qf1(data.observations, actor(data.observations, data.low, data.high))
     free_action = actor(data.observations, -torch.ones_like(data.low), torch.ones_like(data.high))
-    rows = data.has_guide
-    if qf2 is not None:
-        with torch.no_grad():
-            def min_q(a):
-                return torch.min(qf1(data.observations, a), qf2(data.observations, a))
+    with torch.no_grad():  # the Q-filter: BC only where the critics do not value the actor's own action higher
+        def min_q(a):
+            return torch.min(qf1(data.observations, a), qf2(data.observations, a))
 
-            rows = rows * (min_q(data.guide_actions) >= min_q(free_action)).float()
+        rows = data.has_guide * (min_q(data.guide_actions) >= min_q(free_action)).float()
     distance = ((free_action - data.guide_actions) / actor.action_scale).pow(2).mean(1, keepdim=True)
     bc_loss = (distance * rows).sum() / rows.sum().clamp(min=1.0)
     actor_loss = -q.mean() + bc_weight * q.abs().mean().detach() * bc_loss
@@ -347,52 +432,6 @@ def update_targets(networks, target_networks, tau):
     lerp target + tau * (online - target) (the rounding the committed runs were made with)."""
     with torch.no_grad():
         torch._foreach_lerp_([p for net in target_networks for p in net.parameters()], [p for net in networks for p in net.parameters()], tau)
-
-
-class KeptActor:
-    """CAMEL+ --keep-best-actor: a copy of the actor that is deployed instead of it. The actor's weights at the start
-    of each unmasked training episode (epsilon 0 there, so no step of it is masked) are a candidate; when that episode
-    and the next both end unmasked, the candidate's score is the smaller of their two returns, and it is kept if that
-    beats the kept one's score (TD7 takes the smallest of several returns of a frozen actor; here the actor learns
-    during its episodes, and two returns from the start of one catch the drift within them). Until one is kept, the
-    deployed actor is the actor itself. Nothing here draws a random number or touches the actor."""
-
-    def __init__(self, actor):
-        self.actor, self.kept = actor, copy.deepcopy(actor)
-        self.score = self.kept_at = None  # the kept copy's score and the step its weights are from (None: none kept)
-        self.start, self.start_step = None, None  # the actor at the start of the episode under way, if it is unmasked
-        self.candidate = None  # (weights, step, return) of the last episode, if it ended unmasked
-
-    @property
-    def deployed(self):
-        return self.actor if self.score is None else self.kept
-
-    def episode_started(self, step, epsilon):
-        unmasked = epsilon == 0  # epsilon only falls, so the whole episode is unmasked
-        self.start = {name: value.clone() for name, value in self.actor.state_dict().items()} if unmasked else None
-        self.start_step = step if unmasked else None
-
-    def episode_ended(self, episode_return):
-        """Returns True when the candidate before this episode was kept."""
-        kept = False
-        if self.start is not None and self.candidate is not None:
-            weights, step, first_return = self.candidate
-            score = min(first_return, episode_return)
-            if self.score is None or score > self.score:
-                self.kept.load_state_dict(weights)
-                self.score, self.kept_at, kept = score, step, True
-        self.candidate = None if self.start is None else (self.start, self.start_step, episode_return)
-        return kept
-
-    def state_dict(self):
-        return {"kept": self.kept.state_dict(), "score": self.score, "kept_at": self.kept_at, "start": self.start,
-                "start_step": self.start_step, "candidate": self.candidate}  # fmt: skip
-
-    def load_state_dict(self, state):
-        self.kept.load_state_dict(state["kept"])
-        self.score, self.kept_at, self.start = state["score"], state["kept_at"], state["start"]
-        self.start_step, self.candidate = state["start_step"], state["candidate"]
-
 
 if __name__ == "__main__":
     args, checkpoint = parse_args(Args, positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
@@ -409,11 +448,15 @@ if __name__ == "__main__":
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    # env setup. CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain TD3)
-    env, eval_env, guide = make_env_and_guide(args, rng)
+    # env setup (checked before the run folder is written: a mistake is one line and exit status 2)
+    env = checked_env(make_env(args.env_id, args.seed, 0, args.capture_video, args.run_name), args.env_id)
+    eval_env = make_env(args.env_id, args.seed, 1, False, args.run_name)()
+    # CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain TD3); an
+    # LLM-written guide is tried on states of the evaluation env first, so the training env starts untouched
+    guide = checked_guide(args, eval_env, rng)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_run.py)
-    run = Run(args, "camel_td3.py", "TD3", checkpoint, env, eval_env, guide, rng, device)
+    # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_utils/run.py)
+    run = Run(args, "camel_td3.py", checkpoint, env, eval_env, guide, rng, device)
     writer = run.writer
 
     # CAMEL: the masking-aware actor (a plain TD3 baseline keeps CleanRL's actor)
@@ -427,51 +470,44 @@ if __name__ == "__main__":
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
-    # CAMEL+ --averaged-actor-rate: an average of the actor's weights, evaluated beside it (a copy: no draw from torch's
-    # generator, so the run's random numbers stay those of a run without it)
-    averaged_actor = copy.deepcopy(actor) if args.averaged_actor_rate > 0 else None
-    # CAMEL+ --keep-best-actor: a kept copy of the actor, deployed instead of it (judged on unmasked training episodes)
-    kept_actor = KeptActor(actor) if args.keep_best_actor else None
-    watched = {name: policy for name, policy in [("averaged", averaged_actor), ("kept", kept_actor)] if policy is not None}
-    if args.fast_update and not args.compile and not args.critic_layer_norm:
-        # SPEED (camel_td3_fast.py): update_critics and update_actor below become versions that compute the same update
-        # with less overhead. qf1 and qf2 stay the critics; their weights move into one batched pair (before the optimisers)
-        from camel_td3_fast import fuse_critics, update_actor, update_actor_with_guide_bc, update_critics
-
-        fuse_critics(qf1, qf2)
-        fuse_critics(qf1_target, qf2_target)
+    # SPEED (--fast-update, camel_utils/fast_update.py): the same update with the gradients written out, on both
+    # critics as one batched pair; qf1 and qf2 stay the critics (their weights become views into the pair, so this
+    # comes before the optimisers). The plain update, the one to read, is the one above
+    fast = args.fast_update and not args.compile and not args.critic_layer_norm
+    if fast:
+        fast_update.fuse_critics(qf1, qf2)
+        fast_update.fuse_critics(qf1_target, qf2_target)
+    critic_step = fast_update.update_critics if fast else update_critics
+    actor_step = fast_update.update_actor if fast else update_actor
+    actor_step_with_guide_bc = fast_update.update_actor_with_guide_bc if fast else update_actor_with_guide_bc
     # fused Adam: one kernel for all parameters (torch.compile makes its own); capturable keeps its step count on the
     # GPU, as CUDA graphs need
     cudagraphs = args.compile and args.cudagraphs and device.type == "cuda"
     q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
 
-    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and the guide's action in s')
-    guide_proposal, guide_bc = guide is not None and args.guide_proposal, guide is not None and args.guide_bc_coef > 0
-    guide_bootstrap = guide is not None and args.guide_bootstrap
+    # CAMEL+: guide BC and the guide bootstrap need g(s) and g(s') in every batch, the guide warm-up g(s) at every step
+    guide_bc, guide_bootstrap = guide is not None and args.guide_bc_coef > 0, guide is not None and args.guide_bootstrap
+    guide_every_step = guide is not None and (guide_bc or guide_bootstrap or args.warmup_actions == "guide")
+    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and g(s), g(s'))
     rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_bc or guide_bootstrap)
-    # CAMEL+: the levers that need g(s) at every step, not only on masked ones, ask the guide once per state
-    guide_every_step = guide is not None and (guide_proposal or guide_bc or guide_bootstrap or args.warmup_actions == "guide")
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
         logging.getLogger("torch._dynamo.variables.ctx_manager").setLevel(logging.ERROR)
         mode = "reduce-overhead" if cudagraphs else None
         explore = CompiledOrEager(explore, mode)
-        update_critics = CompiledOrEager(update_critics, mode)
-        update_actor = CompiledOrEager(update_actor, mode)
+        critic_step = CompiledOrEager(critic_step, mode)
+        actor_step = CompiledOrEager(actor_step, mode)
 
     # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
     # a resumed run restores them here, and the episode it was stopped in: the env, obs and its bounds (obs None: an
     # episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked evaluations run
     start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
-                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb,
-                                                      **{f"{name}_actor": policy for name, policy in watched.items()}},
-                                                     policy=actor, watched=watched)  # fmt: skip
+                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
     actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
-    guide_taken = 0  # CAMEL+ --guide-proposal: steps since the last chart that took the guide's action
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
@@ -480,8 +516,6 @@ if __name__ == "__main__":
                 guide_action = guide(obs) if guide_every_step else None  # CAMEL+
                 bounds_guide = (lambda _obs: guide_action) if guide_every_step else guide  # the guide, asked once
                 low, high, masked = draw_bounds(bounds_guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
-                if kept_actor is not None:  # CAMEL+: the actor now is a candidate, if this episode is unmasked
-                    kept_actor.episode_started(global_step, epsilon)
 
             # ALGO LOGIC: put action logic here (CAMEL: actions stay inside [low, high])
             if global_step < args.learning_starts:
@@ -494,12 +528,7 @@ if __name__ == "__main__":
                 with torch.no_grad():  # one copy to the device for obs and bounds together
                     x = torch.as_tensor(np.concatenate([obs, low, high]), dtype=torch.float32, device=device)
                     obs_t, low_t, high_t = x.view(1, -1).split([obs_dim, action_dim, action_dim], 1)
-                    actions_t = explore(actor, obs_t, low_t, high_t, args.exploration_noise)
-                    if guide_proposal and guide_action is not None:  # CAMEL+: or the guide's action, if the critics value it higher
-                        guide_action_t = actor.to_env_units(torch.as_tensor(guide_action, dtype=torch.float32, device=device).view(1, -1))
-                        actions_t, took_guide = propose(qf1, qf2, obs_t, actions_t, guide_action_t)
-                        guide_taken += took_guide
-                    actions = actions_t.cpu().numpy()[0]
+                    actions = explore(actor, obs_t, low_t, high_t, args.exploration_noise).cpu().numpy()[0]
 
             # TRY NOT TO MODIFY: execute the game and log data.
             next_obs, reward, terminated, truncated, info = env.step(actions)
@@ -508,9 +537,6 @@ if __name__ == "__main__":
             if "episode" in info:
                 writer.add_scalar("charts/episodic_return", info["episode"]["r"], global_step)
                 writer.add_scalar("charts/episodic_length", info["episode"]["l"], global_step)
-                if kept_actor is not None and kept_actor.episode_ended(float(info["episode"]["r"])):  # CAMEL+
-                    writer.add_scalar("charts/kept_actor_score", kept_actor.score, global_step)
-                    writer.add_scalar("charts/kept_actor_from_step", kept_actor.kept_at, global_step)
 
             # CAMEL: the bounds of s' are drawn now, with the next step's epsilon (the next step acts in s')
             next_guide_action = guide(next_obs) if guide_every_step else None  # CAMEL+
@@ -518,30 +544,25 @@ if __name__ == "__main__":
             next_low, next_high, next_masked = draw_bounds(
                 bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
-            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s'))
+            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s), g(s'))
             guide_env_actions = [None if not rb.guide_actions or g is None else to_env_units(g, env.action_space) for g in (guide_action, next_guide_action)]
             rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, *guide_env_actions)
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
-                for _ in range(args.critic_updates_per_step):  # CAMEL+: 1 in TD3; the actor learns on the last batch
+                for _ in range(args.critic_updates_per_step):  # 1 in TD3 (the probe's --critic-updates-per-step); the actor learns on the last batch
                     data = rb.sample(args.batch_size)
-                    qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = update_critics(
+                    qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = critic_step(
                         data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip,
-                        guide_bootstrap,
+                        guide_bootstrap,  # CAMEL+: the guide bootstrap
                     )
                 if global_step % args.policy_frequency == 0:
-                    bc_weight = args.guide_bc_coef * (epsilon if args.guide_bc_fade else 1.0)
-                    if guide_bc and bc_weight > 0:  # CAMEL+: and towards the guide (while masking lasts, by default)
-                        actor_loss, bc_loss, bc_rows = update_actor_with_guide_bc(
-                            data, actor, qf1, actor_optimizer, bc_weight, qf2 if args.guide_bc_q_filter else None
-                        )
+                    if guide_bc:  # CAMEL+: and towards the guide, where the critics do not value the actor's own action higher
+                        actor_loss, bc_loss, bc_rows = actor_step_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, args.guide_bc_coef)
                     else:
-                        actor_loss, bc_loss = update_actor(data, actor, qf1, actor_optimizer), None
+                        actor_loss = actor_step(data, actor, qf1, actor_optimizer)
                     # update the target networks
                     update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], args.tau)
-                    if averaged_actor is not None:  # CAMEL+: the same lerp, at its own rate
-                        update_targets([actor], [averaged_actor], args.averaged_actor_rate)
 
                 if global_step % 100 == 0:
                     writer.add_scalar("losses/qf1_values", qf1_a_values.mean().item(), global_step)
@@ -551,15 +572,12 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss.item() + qf2_loss.item()) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
-                    if bc_loss is not None:  # CAMEL+: the guide-BC part of the last actor update, while it has weight
+                    if bc_loss is not None:  # CAMEL+: the guide-BC part of the last actor update and its share of rows
                         writer.add_scalar("losses/guide_bc_loss", bc_loss.item(), global_step)
                         writer.add_scalar("charts/guide_bc_rows", bc_rows.item(), global_step)
-                    if guide_proposal:  # CAMEL+: the share of the last 100 steps that took the guide's action
-                        writer.add_scalar("charts/guide_action_taken", guide_taken / 100, global_step)
-                        guide_taken = 0
 
-            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_run.py): a checkpoint
-            # keeps the episode under way, s' and its bounds, for a resumed run to continue
+            # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_utils/run.py): a
+            # checkpoint keeps the episode under way, s' and its bounds, for a resumed run to continue
             run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
@@ -571,6 +589,4 @@ if __name__ == "__main__":
 
     if args.save_model:  # CleanRL's format, at runs/{run_name}/{exp_name}.cleanrl_model
         torch.save((actor.state_dict(), qf1.state_dict(), qf2.state_dict()), run.model_path)
-        for name, policy in watched.items():  # CAMEL+: with the same critics, so evaluate_policy.py reads it as any model
-            torch.save((run.deployed(policy).state_dict(), qf1.state_dict(), qf2.state_dict()), run.watched_model_path(name))
-    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_hub.py)
+    run.finish()  # finished.json; where the model is and what to run next; --upload-model: to the Hub (camel_utils/hub.py)

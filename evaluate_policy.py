@@ -24,8 +24,9 @@ from typing import Annotated, Optional
 
 import tyro
 
-from camel_eval import UsageError, best_of, check_env, checked, evaluate_all, now, rank, report, results_table, train_command, writable, write_json, write_text
-from camel_judge import make_judge
+from camel_utils.cli import UsageError
+from camel_utils.guide_eval import best_of, check_env, checked, evaluate_all, now, rank, report, results_table, train_command, writable, write_json, write_text
+from camel_utils.judge import make_judge
 
 
 @dataclass
@@ -130,9 +131,4 @@ def main(args):
 
 
 if __name__ == "__main__":
-    try:
-        status = main(tyro.cli(Args))
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        status = 2
-    sys.exit(status)
+    sys.exit(main(tyro.cli(Args)))  # a UsageError exits with its one line and status 2

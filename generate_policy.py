@@ -48,13 +48,14 @@ import gymnasium as gym
 import numpy as np
 import tyro
 
-from camel_eval import (
-    SCORE_RULE, PolicyResult, Progress, UsageError, best_of, evaluate_all, make_env, now, one_line, rank, report, results_table,
-    writable, write_json, write_text,
+from camel_utils.cli import Progress, UsageError
+from camel_utils.guide_eval import (
+    SCORE_RULE, PolicyResult, best_of, evaluate_all, make_env, now, one_line, rank, report, results_table, writable,
+    write_json, write_text,
 )  # fmt: skip
-from camel_guide import GuideError, read_and_check
-from camel_judge import UNJUDGED, make_judge
-from camel_llm import DEFAULT_GEMINI_MODEL, ModelError, check_server_listens, gemini_backend, openai_backend
+from camel_utils.guide import GuideError, read_and_check
+from camel_utils.judge import UNJUDGED, make_judge
+from camel_utils.llm import DEFAULT_GEMINI_MODEL, ModelError, check_server_listens, gemini_backend, openai_backend
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -561,9 +562,4 @@ def main(args, ask=None):
 
 
 if __name__ == "__main__":
-    try:
-        status = main(tyro.cli(Args))
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        status = 2
-    sys.exit(status)
+    sys.exit(main(tyro.cli(Args)))  # a UsageError exits with its one line and status 2

@@ -87,12 +87,12 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import tyro
 
-from camel_conditions import condition_label, order_key
-from camel_results.export import export_runs, listing, plural
-from camel_results.figures import draw_figure
-from camel_results.guides import read_guide_returns
-from camel_results.runs import load_runs, mixed_settings
-from camel_results.tables import format_steps, results_markdown
+from camel_utils.conditions import condition_label, order_key
+from camel_utils.results.export import export_runs, listing, plural
+from camel_utils.results.figures import draw_figure
+from camel_utils.results.guides import read_guide_returns
+from camel_utils.results.runs import load_runs, mixed_settings
+from camel_utils.results.tables import format_steps, results_markdown
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"

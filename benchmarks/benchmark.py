@@ -312,8 +312,8 @@ def guide_cost(guide_path, env_id, calls):
     import gymnasium as gym
     import numpy as np
 
-    from camel_common import mask_bounds
-    from camel_guide import load_guide, sample_observations
+    from camel_td3 import mask_bounds
+    from camel_utils.guide import load_guide, sample_observations
     from camel_td3 import Args as TrainerArgs
 
     env = gym.make(env_id)
@@ -346,18 +346,18 @@ def guide_cost(guide_path, env_id, calls):
 
 
 def replay_buffer_memory(env_id, transitions):
-    """Bytes of the trainers' ReplayBuffer (camel_common) for `transitions` steps of env_id, from its own layout on
+    """Bytes of the trainers' ReplayBuffer (camel_td3.py) for `transitions` steps of env_id, from its own layout on
     the 'meta' device (which allocates nothing)."""
     import gymnasium as gym
     import numpy as np
     import torch
 
-    import camel_common
+    import camel_td3
 
     env = gym.make(env_id)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     env.close()
-    buffer = camel_common.ReplayBuffer(transitions, obs_dim, action_dim, torch.device("meta"))
+    buffer = camel_td3.ReplayBuffer(transitions, obs_dim, action_dim, torch.device("meta"))
     tensors = [t for t in vars(buffer).values() if isinstance(t, torch.Tensor)]
     total = sum(t.numel() * t.element_size() for t in tensors)
     memory = {"env_id": env_id, "obs_dim": obs_dim, "action_dim": action_dim, "transitions": transitions,
@@ -365,7 +365,7 @@ def replay_buffer_memory(env_id, transitions):
               "bytes": total, "bytes_per_transition": total / transitions}  # fmt: skip
     widths = getattr(buffer, "widths", None)
     if widths:  # the fields of a buffer without the optional guide-action columns
-        memory["fields"] = dict(zip(camel_common.ReplayBatch._fields, widths))
+        memory["fields"] = dict(zip(camel_td3.ReplayBatch._fields, widths))
     return memory
 
 

@@ -9,7 +9,7 @@ throughput this CPU reaches (GFLOP/s of a warm 256x256x256 and 1024x1024x1024 pr
 update's measured time, so the headroom above the limit is visible; and the update's own products (their shapes and
 calls, from the profile) called back to back with nothing between them, the least time they take with torch's kernels. Run it on a quiet machine; it takes about a minute.
 
-    python benchmarks/profile_update.py                      # the default fast update (camel_td3_fast.py)
+    python benchmarks/profile_update.py                      # the default fast update (camel_utils/fast_update.py)
     python benchmarks/profile_update.py --no-fast-update     # the plain update in camel_td3.py (autograd)
     python benchmarks/profile_update.py --no-flush-denormal  # IEEE denormals
 """
@@ -26,10 +26,10 @@ import tyro
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import camel_td3  # noqa: E402
-import camel_td3_fast  # noqa: E402
-from camel_common import ReplayBuffer, make_env  # noqa: E402
+from camel_utils import fast_update  # noqa: E402
+from camel_td3 import ReplayBuffer, make_env  # noqa: E402
 from benchmark import cpu_model, cpu_simd  # noqa: E402
-from camel_guide import full_bounds, to_env_units  # noqa: E402
+from camel_utils.guide import full_bounds, to_env_units  # noqa: E402
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}
 PRODUCTS = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm}  # the kernels
@@ -114,7 +114,7 @@ def filled_buffer(env, steps, seed=1):
 def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=None, fused_adam=True, stages=None):
     """One TD3 update as camel_td3.py's loop makes it, as update(step): a batch from rb, the critics' update, and
     every policy_frequency steps the actor's and the targets' (every hyperparameter camel_td3.py's default, fresh
-    networks from torch seed 1). fast_update: camel_td3_fast.py's update, else the plain one (autograd).
+    networks from torch seed 1). fast_update: camel_utils/fast_update.py's update, else the plain one (autograd).
     compile_options: torch.compile's keyword arguments for the update functions (None: eager), as --compile does.
     stages: a dict that, for the fast eager update, sums each stage's seconds under its name."""
     td3 = camel_td3.Args(paper=True)  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
@@ -126,9 +126,9 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
     qf2_target.load_state_dict(qf2.state_dict())
     update_critics, update_actor = camel_td3.update_critics, camel_td3.update_actor
     if fast_update:  # as camel_td3.py does it
-        camel_td3_fast.fuse_critics(qf1, qf2)
-        camel_td3_fast.fuse_critics(qf1_target, qf2_target)
-        update_critics, update_actor = camel_td3_fast.update_critics, camel_td3_fast.update_actor
+        fast_update.fuse_critics(qf1, qf2)
+        fast_update.fuse_critics(qf1_target, qf2_target)
+        update_critics, update_actor = fast_update.update_critics, fast_update.update_actor
     q_optimizer = torch.optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=td3.learning_rate, fused=fused_adam)
     actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=fused_adam)
 
@@ -163,8 +163,8 @@ def seconds_per_update(update, count):
 
 
 def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb):
-    """camel_td3_fast.py's update (the paper's CAMEL) stage by stage, each stage's seconds added to stages[name]."""
-    critics, critics_target = camel_td3_fast.fused(qf1, qf2), camel_td3_fast.fused(qf1_target, qf2_target)
+    """camel_utils/fast_update.py's update (the paper's CAMEL) stage by stage, each stage's seconds added to stages[name]."""
+    critics, critics_target = fast_update.fused(qf1, qf2), fast_update.fused(qf1_target, qf2_target)
     clock = time.perf_counter
 
     def timed(name, start):
@@ -177,18 +177,18 @@ def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, q
         data = rb.sample(td3.batch_size)
         start = timed("sample a batch", start)
         with torch.no_grad():
-            next_actions = camel_td3_fast.target_action(data, target_actor, td3.policy_noise, td3.noise_clip)
+            next_actions = fast_update.target_action(data, target_actor, td3.policy_noise, td3.noise_clip)
             start = timed("target actor in s' (1 product of 256x256x256)", start)
             next_q = critics_target(data.next_observations, next_actions).min(0).values
             y = data.rewards.flatten() + (1 - data.dones.flatten()) * td3.gamma * next_q
             start = timed("target critics in s' and the target (2 products)", start)
-            camel_td3_fast.twin_critic_grads(critics, data.observations, data.actions, y)
+            fast_update.twin_critic_grads(critics, data.observations, data.actions, y)
             start = timed("critics forward and backward (6 products)", start)
         q_optimizer.step()
         start = timed("critics' Adam step", start)
         if step % td3.policy_frequency == 0:
             with torch.no_grad():
-                camel_td3_fast.actor_grads(actor, critics, data.observations, data.low, data.high)
+                fast_update.actor_grads(actor, critics, data.observations, data.low, data.high)
             start = timed("actor's gradient, every 2nd update (5 products)", start)
             actor_optimizer.step()
             start = timed("actor's Adam step, every 2nd update", start)

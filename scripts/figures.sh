@@ -88,7 +88,7 @@ figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --condi
 
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date
 if [ "$out" = docs/results ]; then
-  "$python" -c 'import pathlib; from camel_results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
+  "$python" -c 'import pathlib; from camel_utils.results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"
 fi
 

@@ -80,17 +80,14 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # camel_conditions.py, standard library only like this file
+sys.path.insert(0, str(REPO))  # camel_utils' conditions and cli, standard library only like this file
 
-from camel_conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id, variant_flags  # noqa: E402
+from camel_utils.cli import UsageError  # noqa: E402
+from camel_utils.conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id, variant_flags  # noqa: E402
 
 TRAINERS = {"td3": "camel_td3.py", "sac": "camel_sac.py"}
 NO_MA_EM_FLAGS = ("--no-masking-aware", "--no-epsilon-masking")  # what makes a condition its _no_ma_em control
 HUB_EXPERT_FILE = "td3_continuous_action.cleanrl_model"  # the file in CleanRL's Hub repos
-
-
-class UsageError(Exception):
-    """A wrong setting: reported as one `error:` line, exit status 2, before anything runs."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -479,8 +476,7 @@ def main(argv=None, environ=os.environ):
         runs = matrix(settings)
         if args.task is not None and not 0 <= args.task < len(runs):
             raise UsageError(f"task {args.task} is outside the run matrix (0..{len(runs) - 1}: {len(runs)} runs)")
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except UsageError:  # its line is printed
         return 2
 
     if args.print_matrix:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from camel_guide import (
+from camel_utils.guide import (
     Guide, GuideError, as_action, check_source, expert_policy, load_guide, make_guide, sample_observations, trial_run,
 )  # fmt: skip
 

@@ -16,7 +16,7 @@ import torch
 import yaml
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_hub import algorithm_name, camel_plus_lines
+from camel_utils.hub import algorithm_name, camel_plus_lines
 from camel_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
 

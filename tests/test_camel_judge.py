@@ -21,7 +21,7 @@ from PIL import Image
 
 import camel_eval as ev
 import camel_judge as cj
-from camel_llm import ModelError, gemini_backend, openai_backend
+from camel_utils.llm import ModelError, gemini_backend, openai_backend
 from fake_judge import FakeJudgeServer, verdict_answer
 
 ROOT = Path(cj.__file__).resolve().parent

@@ -22,9 +22,9 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-from camel_common import make_env
-from camel_guide import Guide
-from camel_run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
+from camel_td3 import make_env
+from camel_utils.guide import Guide
+from camel_utils.run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,8 +20,9 @@ import tyro
 
 import camel_sac
 import camel_td3
-from camel_common import BatchedCritics, ReplayBatch, mask_bounds
-from camel_guide import expert_policy, to_env_units
+from camel_sac import ReplayBatch, mask_bounds
+from camel_utils.fast_update import BatchedCritics
+from camel_utils.guide import expert_policy, to_env_units
 from camel_sac import (
     LOG_STD_MAX, LOG_STD_MIN, MIN_MASK_WIDTH, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
 )  # fmt: skip

@@ -1,5 +1,5 @@
 """camel_td3.py: the CAMEL parts of the algorithm (masking-aware actor, exploration inside the bounds, the target
-inside stored bounds), the plain update against CleanRL's formulas, the fast update (camel_td3_fast.py) against the
+inside stored bounds), the plain update against CleanRL's formulas, the fast update (fast_update.py) against the
 plain one, what the loop stores, and the command line (guide sources, ablations, model files, checkpoints, and
 refusing bad input before a run folder exists)."""
 
@@ -18,12 +18,12 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import camel_td3
-import camel_td3_fast
-from camel_common import ReplayBuffer, mask_bounds
-from camel_guide import to_env_units
-from camel_run import CompiledOrEager, updates_happen
+from camel_utils import fast_update
+from camel_td3 import ReplayBuffer, mask_bounds
+from camel_utils.guide import to_env_units
+from camel_utils.run import CompiledOrEager, updates_happen
 from camel_td3 import Actor, QNetwork, explore, td3_target, update_actor, update_critics, update_targets
-from camel_td3_fast import actor_grads, fuse_critics, fused, twin_critic_grads
+from camel_utils.fast_update import actor_grads, fuse_critics, fused, twin_critic_grads
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--total-timesteps", "600", "--learning-starts", "200", "--batch-size", "32", "--eval-frequency", "300",
@@ -178,7 +178,7 @@ def test_actor_update_steps_the_actor_on_minus_q1_and_leaves_the_critics_alone(h
     critics_before = [p.detach().clone() for p in [*qf1.parameters(), *qf2.parameters()]]
     data = random_batch()
     expected = -qf1(data.observations, actor(data.observations, data.low, data.high)).mean()
-    step = camel_td3_fast.update_actor if fast else update_actor
+    step = fast_update.update_actor if fast else update_actor
     loss = step(data, actor, qf1, torch.optim.SGD(actor.parameters(), lr=0.01))
     torch.testing.assert_close(loss, expected.detach())
     assert all(torch.equal(p, q) for p, q in zip([*qf1.parameters(), *qf2.parameters()], critics_before))
@@ -195,12 +195,12 @@ def test_target_update_moves_every_target_parameter_tau_of_the_way(hopper):
         torch.testing.assert_close(target.detach(), value)
 
 
-# --- the fast update (camel_td3_fast.py) computes the plain one ---------------------------------------
+# --- the fast update (fast_update.py) computes the plain one ---------------------------------------
 
 
 def td3_updates(hopper, fast, steps=4, compiled=False):
     """A few TD3 updates (critics, then actor and targets every second step, as in training) on a fixed batch,
-    with camel_td3.py's update or, fast=True, camel_td3_fast.py's. Returns each step's values and losses, and the
+    with camel_td3.py's update or, fast=True, fast_update.py's. Returns each step's values and losses, and the
     networks' state dicts (CleanRL's layout) at the end."""
     torch.manual_seed(0)
     actor, qf1, qf2, qf1_target, qf2_target, target_actor = Actor(hopper), *(QNetwork(hopper) for _ in range(4)), Actor(hopper)
@@ -211,7 +211,7 @@ def td3_updates(hopper, fast, steps=4, compiled=False):
     if fast:
         fuse_critics(qf1, qf2)
         fuse_critics(qf1_target, qf2_target)
-        critics_step, actor_step = camel_td3_fast.update_critics, camel_td3_fast.update_actor
+        critics_step, actor_step = fast_update.update_critics, fast_update.update_actor
     if compiled:
         critics_step, actor_step = torch.compile(update_critics), torch.compile(update_actor)
     q_optimizer = torch.optim.Adam([*qf1.parameters(), *qf2.parameters()], lr=3e-4, fused=not compiled)
@@ -289,7 +289,7 @@ def test_fast_target_action_is_the_plain_one_bit_for_bit(hopper, masking_aware):
     torch.manual_seed(7)
     plain = camel_td3.target_action(data, target_actor, 0.2, 0.5)
     torch.manual_seed(7)
-    fast = camel_td3_fast.target_action(data, target_actor, 0.2, 0.5)
+    fast = fast_update.target_action(data, target_actor, 0.2, 0.5)
     assert torch.equal(plain, fast)
     env_low, env_high = target_actor.to_env_units(data.next_low), target_actor.to_env_units(data.next_high)
     assert (fast >= env_low).all() and (fast <= env_high).all()

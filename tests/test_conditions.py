@@ -3,7 +3,7 @@ differs from the defaults, and every figure and table label is built from it; th
 
 import pytest
 
-from camel_conditions import condition_label, is_hub_repo_id, learning_starts_suffix, order_key, split
+from camel_utils.conditions import condition_label, is_hub_repo_id, learning_starts_suffix, order_key, split
 
 
 @pytest.mark.parametrize("condition, label", [

@@ -235,7 +235,7 @@ def trained_agent(tmp_path_factory):
 
 
 def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, trained_agent):
-    from camel_guide import expert_policy, to_env_units
+    from camel_utils.guide import expert_policy, to_env_units
 
     guide = write(tmp_path, "still", STILL)
     (tmp_path / "reports").mkdir()

@@ -14,8 +14,8 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from camel_guide import make_guide
-from camel_conditions import is_hub_repo_id
+from camel_utils.guide import make_guide
+from camel_utils.conditions import is_hub_repo_id
 from camel_td3 import Actor, QNetwork
 from local_server import LocalServer, QuietHandler
 

@@ -17,12 +17,12 @@ import pytest
 from torch.utils.tensorboard import SummaryWriter
 
 import plot
-from camel_results import export as export_module
-from camel_results import stats
-from camel_results.figures import BAND_NOTE, COLORS, condition_colors
-from camel_results.guides import GuideLine, guide_lines
-from camel_results.runs import Run, load_runs, read_events
-from camel_results.tables import QUOTED_TABLE, quote_tables
+from camel_utils.results import export as export_module
+from camel_utils.results import stats
+from camel_utils.results.figures import BAND_NOTE, COLORS, condition_colors
+from camel_utils.results.guides import GuideLine, guide_lines
+from camel_utils.results.runs import Run, load_runs, read_events
+from camel_utils.results.tables import QUOTED_TABLE, quote_tables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

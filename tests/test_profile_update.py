@@ -73,10 +73,10 @@ def test_products_alone_replays_each_shape_as_often_per_update_as_the_profile_sa
 
 
 def test_the_staged_fast_update_is_the_fast_update_bit_for_bit():
-    # compare_updates.py --stages times camel_td3_fast's update stage by stage: the same update, or its times say nothing
+    # profile_update.td3_update(stages=...) times the fast update stage by stage: the same update, or its times say nothing
     sys.path.insert(0, str(REPO / "benchmarks"))
     import torch
-    from camel_common import make_env
+    from camel_td3 import make_env
     from profile_update import filled_buffer, td3_update
 
     env = make_env("Hopper-v4", 1, 0, False, "test")()
@@ -92,26 +92,3 @@ def test_the_staged_fast_update_is_the_fast_update_bit_for_bit():
         assert all(torch.equal(fast[key], staged[key]) for key in fast)
     assert runs[0][0]["fc2.weight"].sum() != td3_update(env, rb).networks[0].state_dict()["fc2.weight"].sum()  # it learned
     assert len(stages) == 8 and all(seconds > 0 for seconds in stages.values())
-
-
-def test_compare_updates_prints_each_variants_time_and_the_stages():
-    command = [sys.executable, "benchmarks/compare_updates.py", "--variants", "plain", "--buffer-steps", "300",
-               "--warmup-updates", "4", "--updates", "4", "--repeats", "2", "--stages", "--layouts"]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    rows = dict(re.findall(r"^\| (fast|plain) \| [\d.]+ \| [\d.]+-[\d.]+ \| ([\d.]+) \|$", result.stdout, re.M))
-    assert rows["fast"] == "1.00" and float(rows["plain"]) > 0, result.stdout
-    total, inside = map(int, re.search(r"(\d+) us per update, (\d+) of them inside the stages", result.stdout).groups())
-    stage_us = [int(us) for us in re.findall(r"^\| [^|]+ \| (\d+) \| \d+% \|$", result.stdout, re.M)]
-    assert len(stage_us) == 8 and 0 < inside <= total and abs(sum(stage_us) - inside) <= len(stage_us), result.stdout
-    layouts = re.findall(r"^\| (NN|NT|TN|TT) \| (\d+) \| (\d+) \|$", result.stdout, re.M)
-    assert [layout for layout, _, _ in layouts] == ["NN", "NT", "TN", "TT"], result.stdout
-    for _, microseconds, gflops in layouts:  # 67.1 MFLOP per product: the rate follows from the time
-        assert int(gflops) == pytest.approx(67.108864e3 / int(microseconds), abs=1), result.stdout
-
-
-def test_compare_updates_refuses_an_unknown_variant_in_one_line():
-    command = [sys.executable, "benchmarks/compare_updates.py", "--variants", "fastest"]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert result.returncode != 0 and result.stderr.strip().count("\n") == 0
-    assert "unknown variant fastest" in result.stderr and "fast-compiled" in result.stderr

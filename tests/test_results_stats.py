@@ -6,9 +6,9 @@ the range over seeds."""
 import numpy as np
 import pytest
 
-from camel_results.runs import Run
-from camel_results.stats import permutation_p_value, smallest_p_value, summarize
-from camel_results.tables import against_baseline
+from camel_utils.results.runs import Run
+from camel_utils.results.stats import permutation_p_value, smallest_p_value, summarize
+from camel_utils.results.tables import against_baseline
 
 
 def test_permutation_p_value_with_unequal_groups_follows_its_definition():

@@ -165,3 +165,43 @@ def order_key(condition):
     guide, levers = split_variant(stem[len(SAC) :] if sac else stem)
     rank = list(GUIDE_LABELS)
     return (sac, rank.index(guide) if guide in rank else len(rank), guide, levers, learning_starts or 0, no_ma_em)
+
+
+# ---- The methods: CAMEL+ and its parts -----------------------------------------------------------------------------
+CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is "
+              "pulled towards the guide's action wherever the critics value the guide's action at least as high as its "
+              "own), the guide bootstrap (the TD target bootstraps from the better of the target actor's and the guide's "
+              "action in s'), and the guide warm-up (before learning starts, masked steps take the guide's action plus "
+              "noise); --paper turns all three off.")
+# camel_td3.py's arguments for CAMEL+'s parts: each with its value in the paper's CAMEL and its name
+CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "guide_bootstrap": (False, "guide bootstrap"),
+                    "warmup_actions": ("uniform", "guide warm-up")}  # fmt: skip
+# and for the probe beside them, not part of the default (docs/design.md)
+PROBES = {"critic_updates_per_step": (1, "{} critic updates per step"), "critic_layer_norm": (False, "critic layer norm")}
+
+
+def camel_plus_parts(args):
+    """The names of CAMEL+'s parts, then of the probes, that a camel_td3.py run with these arguments (a dict) used. A
+    run saved before --guide-bootstrap had a flag bootstrapped from the guide wherever it kept the guide's actions,
+    which guide BC (or the retired guide proposal) made it do."""
+    args = dict(args)
+    args.setdefault("guide_bootstrap", bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal")))
+    parts = [name for arg, (paper, name) in CAMEL_PLUS_PARTS.items() if args.get(arg) not in (paper, None)]
+    probes = [name.format(args[arg]) for arg, (default, name) in PROBES.items() if args.get(arg) not in (default, None)]
+    return parts, probes
+
+
+def method_name(args, script="camel_td3.py", guided=True):
+    """The method a run ran, in the words a user reads (args: a dict of its arguments): TD3 or SAC without a guide;
+    CAMEL-SAC; CAMEL+ (every part of the default), the paper's CAMEL (none), or the paper's CAMEL + the parts used;
+    with the probes it used."""
+    if not guided:
+        return "SAC" if script == "camel_sac.py" else "TD3"
+    if script == "camel_sac.py":
+        return "CAMEL-SAC"
+    parts, probes = camel_plus_parts(args)
+    if len(parts) == len(CAMEL_PLUS_PARTS):
+        name = "CAMEL+"
+    else:
+        name = " + ".join(["the paper's CAMEL", *parts])
+    return name + (f" with {', '.join(probes)}" if probes else "")

@@ -49,9 +49,9 @@ if sys.platform.startswith("linux"):
 
 import gymnasium as gym
 import numpy as np
-from tqdm import tqdm
 
-from camel_guide import Guide, GuideError, expert_policy, load_guide, one_thread_env, read_and_check, sample_observations, to_env_units, track_robot_camera
+from camel_utils.cli import Progress, UsageError
+from camel_utils.guide import Guide, GuideError, expert_policy, load_guide, one_thread_env, read_and_check, sample_observations, to_env_units, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -63,10 +63,6 @@ SCORE_RULE = (
 )
 AGENT_SUFFIX = ".cleanrl_model"  # a trained agent in CleanRL's format; any other file is a guide
 EPISODE_DONE = "camel_eval: episode done"  # what the child prints after each episode, for the progress bar
-
-
-class UsageError(Exception):
-    """A mistake in the command (a flag, a file, the env): reported as one `error:` line, exit status 2."""
 
 
 @dataclass
@@ -146,48 +142,6 @@ def check_env(env_id):
     steps = env.spec.max_episode_steps
     env.close()
     return steps
-
-
-class Progress:
-    """A tqdm bar while stderr is a terminal; in a log file, a plain line at most every `every` seconds instead of
-    a bar redrawn with carriage returns. `write` prints a line (on stdout) without breaking the bar."""
-
-    def __init__(self, total, desc, unit, every=30.0):
-        self.total, self.desc, self.unit, self.every = total, desc, unit, every
-        self.n, self.postfix, self.last_line = 0, "", time.monotonic()
-        self.bar = tqdm(total=total, desc=desc, unit=unit) if sys.stderr.isatty() else None
-
-    def update(self, n=1):
-        self.n += n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif time.monotonic() - self.last_line >= self.every:
-            postfix = f" ({self.postfix})" if self.postfix else ""
-            print(f"{self.desc}: {self.n}/{self.total} {self.unit}s{postfix}", file=sys.stderr, flush=True)
-            self.last_line = time.monotonic()
-
-    def advance_to(self, n):
-        if n > self.n:
-            self.update(n - self.n)
-
-    def set_postfix(self, text):
-        self.postfix = text
-        if self.bar is not None:
-            self.bar.set_postfix_str(text)
-
-    def write(self, line):
-        if self.bar is not None:
-            tqdm.write(line)
-        else:
-            print(line, flush=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-        return False
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -361,7 +315,7 @@ def evaluate_one(result, env_id, seeds, max_episode_steps=None, video_path=None,
                "video": video_path and str(video_path), "result": str(result_file),
                "trial_timeout": min(20.0, timeout / 3)}  # load_guide's trial gets a share of the time  # fmt: skip
         job_file.write_text(json.dumps(job), encoding="utf-8")
-        command = [sys.executable, str(Path(__file__).resolve()), str(job_file)]
+        command = [sys.executable, "-m", "camel_utils.guide_eval", str(job_file)]
 
         def on_line(line):  # the guide may print too; only the child's own lines count as episodes
             if line.startswith(EPISODE_DONE):

@@ -7,10 +7,10 @@ import re
 
 import numpy as np
 
-from camel_conditions import split
-from camel_results.guides import guide_lines
-from camel_results.runs import mixed_settings, settings_differ, training_settings
-from camel_results.stats import (
+from camel_utils.conditions import split
+from camel_utils.results.guides import guide_lines
+from camel_utils.results.runs import mixed_settings, settings_differ, training_settings
+from camel_utils.results.stats import (
     PERMUTATION_SPLITS, default_steps, evaluation_grid, final_values, mean_over_training, permutation_p_value,
     sample_efficiency, smallest_p_value, summarize, values_at,
 )  # fmt: skip

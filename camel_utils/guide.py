@@ -25,9 +25,11 @@ can. Only run guides you would be willing to run yourself.
 from __future__ import annotations
 
 import ast
+import glob
 import hashlib
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from camel_utils.conditions import is_hub_repo_id
 
 ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 FORBIDDEN_NAMES = frozenset(
@@ -81,7 +85,7 @@ def full_bounds(action_dim: int) -> tuple[np.ndarray, np.ndarray]:
     return -np.ones(action_dim, dtype=np.float32), np.ones(action_dim, dtype=np.float32)
 
 
-REPO_ROOT = Path(__file__).resolve().parent
+REPO_ROOT = Path(__file__).resolve().parent.parent  # camel_utils/ is in the repository's root
 
 
 def repo_relative(value, repo: str | os.PathLike = REPO_ROOT):
@@ -203,7 +207,9 @@ class TrialReport:
 def one_thread_env() -> dict:
     """The environment for a child process that runs guide code: ours, with NumPy's BLAS on one thread (a guide's
     small array operations gain nothing from more, and the child should not take cores from training)."""
-    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    # PYTHONPATH: the child runs a module of camel_utils (python -m), which must be importable from any folder
+    python_path = os.pathsep.join([str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": python_path}
 
 
 def trial_run(
@@ -226,7 +232,7 @@ def trial_run(
     with tempfile.TemporaryDirectory(prefix="camel_guide_") as tmp:
         obs_file, result_file = os.path.join(tmp, "obs.npy"), os.path.join(tmp, "result.npz")
         np.save(obs_file, observations)
-        command = [sys.executable, os.path.abspath(__file__), str(path.resolve()), obs_file, result_file, str(action_dim), str(call_timeout)]
+        command = [sys.executable, "-m", "camel_utils.guide", str(path.resolve()), obs_file, result_file, str(action_dim), str(call_timeout)]
         env = one_thread_env()
         try:
             child = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
@@ -408,7 +414,6 @@ def expert_policy(model: str, env):
     """
     import torch  # only experts need it: the LLM guides' checks stay light for generate_policy.py
 
-    from camel_run import expert_model_file  # the Hub download is run bookkeeping, shared with the trainers
 
     try:
         path = expert_model_file(model, _env_id(env))
@@ -519,3 +524,68 @@ def track_robot_camera(env) -> None:
 
 if __name__ == "__main__":
     _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+
+
+# ---- Expert models: a local file, or a Hugging Face repo id ---------------------------------------------------
+
+CLEANRL_REPO_NAME = re.compile(r"(?P<env_id>.+?-v\d+)-(?P<exp_name>.+)-seed\d+")  # CleanRL's {env_id}-{exp_name}-seed{seed}
+
+
+def expert_model_file(model, env_id):
+    """The local path of an expert model given as a file or a Hugging Face repo id (downloaded once into
+    huggingface_hub's cache). Raises OSError with one line that says what to do."""
+    if os.path.isfile(model):
+        return model
+    if os.path.isdir(model):
+        raise IsADirectoryError("is a folder; pass the .cleanrl_model file in it")
+    if not is_hub_repo_id(model):  # a path-shaped value is a missing file, never a Hub lookup
+        raise FileNotFoundError(
+            f"no such file. Fetch CleanRL's TD3 expert with `hf download cleanrl/{env_id}-td3_continuous_action-seed1 "
+            f"td3_continuous_action.cleanrl_model --local-dir experts/{env_id}` and pass "
+            f"experts/{env_id}/td3_continuous_action.cleanrl_model, or train one with scripts/train_expert.sh {env_id}"
+        )
+    return download_expert(model, env_id)
+
+
+def download_expert(repo_id, env_id):
+    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache): in a repo
+    named as CleanRL names its models ({env_id}-{exp_name}-seed{seed}), {exp_name}.cleanrl_model; in any other, the
+    repo's one .cleanrl_model file (as camel_utils/hub.py uploads them). Raises OSError (one line, with the command that
+    fetches it elsewhere) when it cannot."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import HfApi, constants, hf_hub_download, snapshot_download
+
+    match = CLEANRL_REPO_NAME.fullmatch(repo_id.split("/")[1])
+    filename = f"{match['exp_name']}.cleanrl_model" if match else None  # None: ask the repo
+    folder = f"experts/{match['env_id'] if match else env_id}"
+    try:
+        if filename:
+            return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
+        cached = glob.glob(os.path.join(snapshot_download(repo_id, allow_patterns="*.cleanrl_model", local_files_only=True), "*.cleanrl_model"))
+        if len(cached) == 1:
+            return cached[0]
+    except Exception:
+        pass  # not cached yet
+    fetch = f"hf download {repo_id} {filename}" if filename else f'hf download {repo_id} --include "*.cleanrl_model"'
+    shown = f"{folder}/{filename}" if filename else f"the .cleanrl_model file in {folder}"
+    offline_help = (f"Download it on a connected machine (`{fetch} --local-dir {folder}`) and pass {shown}, or train one "
+                    "with scripts/train_expert.sh.")  # fmt: skip
+    endpoint = urlparse(constants.ENDPOINT)
+    try:  # fail in seconds, not after the Hub client's retries, when there is no network
+        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=5).close()
+    except OSError:
+        raise ConnectionError(f"the Hugging Face Hub ({constants.ENDPOINT}) is unreachable. {offline_help}") from None
+    try:
+        listed = None if filename else [name for name in HfApi().list_repo_files(repo_id) if name.endswith(".cleanrl_model") and "/" not in name]
+    except Exception as e:
+        raise ConnectionError(f"could not list the files of {repo_id} ({type(e).__name__}). {offline_help}") from None
+    if listed is not None and len(listed) != 1:
+        raise FileNotFoundError(f"{repo_id} holds {len(listed) or 'no'} .cleanrl_model files at its top level"
+                                f"{': ' + ', '.join(listed) if listed else ''}; download the one you mean and pass its path")  # fmt: skip
+    filename = filename or listed[0]
+    try:
+        return hf_hub_download(repo_id=repo_id, filename=filename)
+    except Exception as e:
+        raise ConnectionError(f"could not download {filename} ({type(e).__name__}). {offline_help}") from None

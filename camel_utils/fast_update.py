@@ -1,9 +1,10 @@
 """SPEED: camel_td3.py's TD3 update computed faster, behind its --fast-update flag (on by default): the update of
-camel_td3.py's update_critics and update_actor, with their arguments and return values, in less time on a CPU.
-camel_td3.py stays the one to read; this file changes how the numbers are computed, not which.
+camel_td3.py's update_critics, update_actor and update_actor_with_guide_bc, with their arguments and return values,
+in less time on a CPU. camel_td3.py stays the one to read; this file changes how the numbers are computed, not which.
+camel_sac.py uses its BatchedCritics (with autograd). It imports nothing of the project's.
 
 Three things make it faster:
-- the twin critics run as one batched network (camel_common.BatchedCritics, made by fuse_critics): each layer's two
+- the twin critics run as one batched network (BatchedCritics, below, made by fuse_critics): each layer's two
   weight matrices are stacked in one tensor, so both critics take one torch.baddbmm per layer, forward and backward.
   qf1's and qf2's parameters become views into the stacked tensors, so the optimiser, the target update, checkpoints
   and the .cleanrl_model file go on seeing CleanRL's qf1 and qf2 (in their own layout, as contiguous tensors);
@@ -23,13 +24,13 @@ import weakref
 import torch
 import torch.nn.functional as F
 
-from camel_common import BatchedCritics
+import torch.nn as nn
 
 FUSED = weakref.WeakKeyDictionary()  # qf1 -> the BatchedCritics of qf1 and qf2, for the pairs fuse_critics made
 
 
 def fuse_critics(qf1, qf2):
-    """Make qf1 and qf2 one batched pair (camel_common.BatchedCritics: their parameters become views into stacked
+    """Make qf1 and qf2 one batched pair (BatchedCritics: their parameters become views into stacked
     tensors): call it after .to(device) and before their optimiser is made."""
     FUSED[qf1] = BatchedCritics(qf1, qf2)
 
@@ -38,7 +39,7 @@ def fused(qf1, qf2=None):
     """The BatchedCritics of qf1 (and qf2), checked to be still what their parameters are views of."""
     critics = FUSED.get(qf1)
     if critics is None or qf2 not in (None, critics.qf2) or qf1.fc1.weight.data_ptr() != critics.weights[0].data_ptr():
-        raise ValueError("camel_td3_fast needs critics made into one batched pair with fuse_critics(qf1, qf2) first")
+        raise ValueError("the fast update needs critics made into one batched pair with fuse_critics(qf1, qf2) first")
     return critics
 
 
@@ -106,7 +107,7 @@ def actor_grads(actor, critics, obs, low, high):
     return -q.mean()
 
 
-def actor_grads_with_guide_bc(actor, critics, data, bc_weight, q_filter):
+def actor_grads_with_guide_bc(actor, critics, data, bc_weight):
     """CAMEL+: camel_td3.update_actor_with_guide_bc's loss and gradient (stored in the actor's .grad): TD3's actor loss
     plus the guide-BC term on the unmasked actor's action. The actor runs once on the batch twice over, with its bounds
     and with [-1, 1], so one backward pass serves both terms."""
@@ -123,10 +124,9 @@ def actor_grads_with_guide_bc(actor, critics, data, bc_weight, q_filter):
     action = (low + (u_masked + 1) * half_width) * actor.action_scale + actor.action_bias
     free_action = u_free * actor.action_scale + actor.action_bias  # the mapping with low = -1, high = 1
     q, daction = q1_and_action_grad(critics, obs, action)
-    rows = data.has_guide
-    if q_filter:  # where min(Q1, Q2) of the guide's action is at least that of the unmasked actor's
-        q_both = critics(torch.cat([obs, obs], 0), torch.cat([data.guide_actions, free_action], 0)).min(0).values
-        rows = rows * (q_both[:batch] >= q_both[batch:]).float().unsqueeze(1)
+    # the Q-filter: where min(Q1, Q2) of the guide's action is at least that of the unmasked actor's
+    q_both = critics(torch.cat([obs, obs], 0), torch.cat([data.guide_actions, free_action], 0)).min(0).values
+    rows = data.has_guide * (q_both[:batch] >= q_both[batch:]).float().unsqueeze(1)
     row_count = rows.sum().clamp(min=1.0)
     scaled_gap = (free_action - data.guide_actions) / actor.action_scale
     bc_loss = (scaled_gap.pow(2).mean(1, keepdim=True) * rows).sum() / row_count
@@ -174,10 +174,62 @@ def update_actor(data, actor, qf1, actor_optimizer):
     return actor_loss
 
 
-def update_actor_with_guide_bc(data, actor, qf1, actor_optimizer, bc_weight, qf2=None):
-    """camel_td3.update_actor_with_guide_bc (CAMEL+ --guide-bc-coef), with the gradient written out (qf1 must be half
-    of a fused pair, and qf2, when given for the Q-filter, its other half)."""
+def update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, bc_weight):
+    """camel_td3.update_actor_with_guide_bc (CAMEL+ Q-filtered guide BC), with the gradient written out (qf1 and qf2
+    must be a fused pair)."""
     with torch.no_grad():
-        actor_loss, bc_loss, bc_rows = actor_grads_with_guide_bc(actor, fused(qf1, qf2), data, bc_weight, qf2 is not None)
+        actor_loss, bc_loss, bc_rows = actor_grads_with_guide_bc(actor, fused(qf1, qf2), data, bc_weight)
     actor_optimizer.step()
     return actor_loss, bc_loss, bc_rows
+
+
+# ---- SPEED: a pair of critics as one batched network ---------------------------------------------------------------
+class BatchedCritics:
+    """Two critics with CleanRL's Q-network layers (fc1, fc2, fc3: obs and action in, 256, 256, 1 out), qf1 and qf2,
+    computed as one batched network: each layer's two weight matrices are stacked in one tensor of shape (2, out, in)
+    and its biases in one of shape (2, 1, out), so both critics take one torch.baddbmm per layer, forward and
+    backward. Called as qf(x, a), it gives both critics' values, shape (2, batch).
+
+    qf1's and qf2's parameters become views into the stacked tensors (qf1's weight is weights[i][0], in its own
+    shape): they keep CleanRL's names and shapes, so the optimiser, the soft target update, checkpoints and
+    .cleanrl_model files see qf1 and qf2 as ever, and every in-place change to them (Adam's step, the target update,
+    load_state_dict) is a change to the stacked tensors. The gradient autograd computes for a stacked tensor is handed
+    on to qf1's and qf2's parameters (as views of it) once it is complete, so an optimiser over their parameters steps
+    as usual. Make the pair after .to(device) (which would copy the parameters out) and before the optimiser (which
+    must hold the new parameters)."""
+
+    def __init__(self, qf1, qf2):
+        self.qf1, self.qf2, self.weights, self.biases = qf1, qf2, [], []
+        for name in ["fc1", "fc2", "fc3"]:
+            layer1, layer2 = getattr(qf1, name), getattr(qf2, name)
+            weight = torch.stack([layer1.weight.detach(), layer2.weight.detach()])  # (2, out, in)
+            bias = torch.stack([layer1.bias.detach(), layer2.bias.detach()]).unsqueeze(1).clone()  # (2, 1, out)
+            layer1.weight, layer2.weight = nn.Parameter(weight[0]), nn.Parameter(weight[1])
+            layer1.bias, layer2.bias = nn.Parameter(bias[0, 0]), nn.Parameter(bias[1, 0])
+            for stacked, params in [(weight, (layer1.weight, layer2.weight)), (bias, (layer1.bias, layer2.bias))]:
+                stacked.requires_grad_(True)
+                stacked.register_post_accumulate_grad_hook(lambda tensor, params=params: hand_on(tensor, params))
+            self.weights.append(weight)
+            self.biases.append(bias)
+
+    def layers(self):
+        """(qf1's, qf2's) nn.Linear for fc1, fc2 and fc3, in the order of self.weights and self.biases."""
+        return [(getattr(self.qf1, name), getattr(self.qf2, name)) for name in ["fc1", "fc2", "fc3"]]
+
+    def __call__(self, x, a, fixed=False):
+        """Both critics' values, shape (2, batch); fixed=True holds their weights fixed (no gradient for them)."""
+        weights, biases = self.weights, self.biases
+        if fixed:
+            weights, biases = [w.detach() for w in weights], [b.detach() for b in biases]
+        x = torch.cat([x, a], 1).expand(2, -1, -1)
+        x = torch.baddbmm(biases[0], x, weights[0].transpose(1, 2)).relu_()  # in place: no fresh (2, batch, 256) tensor
+        x = torch.baddbmm(biases[1], x, weights[1].transpose(1, 2)).relu_()
+        return torch.baddbmm(biases[2], x, weights[2].transpose(1, 2)).squeeze(-1)
+
+
+def hand_on(stacked, params):
+    """Give qf1's and qf2's parameters their parts of a stacked tensor's gradient (added to any they hold)."""
+    grad, stacked.grad = stacked.grad, None
+    for i, param in enumerate(params):
+        part = grad[i].view(param.shape)
+        param.grad = part if param.grad is None else param.grad + part

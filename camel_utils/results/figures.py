@@ -6,10 +6,10 @@ import zlib
 
 import numpy as np
 
-from camel_conditions import GUIDE_LABELS, NO_MA_EM, SAC, split
-from camel_results.guides import guide_lines
-from camel_results.stats import summarize
-from camel_results.tables import AXIS_LABELS, format_steps
+from camel_utils.conditions import GUIDE_LABELS, NO_MA_EM, SAC, split
+from camel_utils.results.guides import guide_lines
+from camel_utils.results.stats import summarize
+from camel_utils.results.tables import AXIS_LABELS, format_steps
 
 # Each guide's colour in every figure, at its default settings and trained by TD3 (its _no_ma_em control: the same
 # colour, dash-dotted); other conditions take colours from OTHER_COLORS, chosen by name.

@@ -14,7 +14,8 @@ import os
 import socket
 import urllib.parse
 
-from camel_eval import UsageError, one_line
+from camel_utils.cli import UsageError
+from camel_utils.guide_eval import one_line
 
 DEFAULT_GEMINI_MODEL = "gemini-pro-latest"  # an alias that follows Google's current Pro model; the paper's gemini-exp-1206 is retired
 

@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from camel_eval import UsageError, make_env, one_line, write_json
-from camel_llm import ModelError, check_server_listens, gemini_backend, openai_backend
+from camel_utils.cli import UsageError
+from camel_utils.guide_eval import make_env, one_line, write_json
+from camel_utils.llm import ModelError, check_server_listens, gemini_backend, openai_backend
 
 VERDICTS = ("walks_forward", "stands_still", "falls", "moves_backward", "other")
 UNJUDGED = "unjudged"  # the judge was asked and gave no usable verdict; the reason says why
-JUDGE_PROMPT = Path(__file__).resolve().parent / "prompts" / "judge.md"
+JUDGE_PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "judge.md"
 
 
 def video_frames(path, n):

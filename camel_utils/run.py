@@ -10,8 +10,8 @@ its helpers in cleanrl_utils/. None of this is the algorithm:
   in the middle of an episode, that episode: the env's whole state, its wrappers' counters, the observation and its
   bounds);
 - torch.compile with an eager fallback;
-- the agent at the end: where it was saved, what to run next, and the upload with --upload-model (camel_hub.py);
-- finding an expert model: a local file, or a Hugging Face repo id fetched once from the Hub.
+- the agent at the end: where it was saved, what to run next, and the upload with --upload-model (hub.py);
+- the env and the guide checked before the run folder is written, and the unmasked evaluation of the agent.
 """
 
 import copy
@@ -24,6 +24,7 @@ import re
 import signal
 import sys
 import time
+import warnings
 from collections import deque
 from dataclasses import asdict, fields
 
@@ -34,9 +35,13 @@ import torch
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_common import UsageError, evaluate
-from camel_conditions import is_hub_repo_id
-from camel_guide import guide_file_record
+from camel_utils.cli import Progress, UsageError
+from camel_utils.conditions import method_name
+from camel_utils.guide import GuideError, full_bounds, guide_file_record, make_guide
+
+# The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
+warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
+
 
 # ---- Before the run: the command line -----------------------------------------------------------------------
 
@@ -97,7 +102,7 @@ def check_common_args(args, positive=(), min_mask_width=None):
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
     if args.upload_model is not None:
-        from camel_hub import upload_problem
+        from camel_utils.hub import upload_problem
 
         if not args.save_model:
             problems.append("--upload-model uploads the saved model; drop --no-save-model")
@@ -318,7 +323,10 @@ def resume_args(resume, cli_args, args_class):
     checkpoint = load_checkpoint(path)
     saved = checkpoint["args"]
     if hasattr(args_class, "values_before_saved"):  # a field the run did not save: the value it ran with
-        saved = args_class.values_before_saved(saved)
+        try:
+            saved = args_class.values_before_saved(saved)
+        except ValueError as e:
+            raise UsageError(f"--resume {resume}: {e}")
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
     for name in MACHINE_SETTINGS:
         setattr(args, name, getattr(cli_args, name))
@@ -334,6 +342,21 @@ def resume_args(resume, cli_args, args_class):
     return args, checkpoint
 
 
+def cpu_model():
+    """The CPU's model name, as /proc/cpuinfo gives it (MuJoCo's arithmetic differs between CPU kinds, so a run's
+    curve is reproducible on the same kind only), or platform's word for it elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or None
+
+
 def finish_run(run_dir, summary):
     """Mark a run complete: write finished.json and delete its checkpoint (the replay buffer in it is no longer needed)."""
     with open(os.path.join(run_dir, "finished.json"), "w") as f:
@@ -341,6 +364,48 @@ def finish_run(run_dir, summary):
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if os.path.exists(checkpoint_path):
         os.remove(checkpoint_path)
+
+
+# ---- Before the run: the env and the guide ------------------------------------------------------------------
+def checked_env(make_env_thunk, env_id):
+    """The env the thunk makes, or one line saying why there is none (an unknown id, not a continuous action space)."""
+    try:
+        env = make_env_thunk()
+    except gym.error.Error as e:
+        raise UsageError(f"--env-id {env_id}: {e}")
+    if not isinstance(env.action_space, gym.spaces.Box):
+        raise UsageError(f"{env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
+    return env
+
+
+def checked_guide(args, eval_env, rng):
+    """CAMEL's guide g(s) of the run (None without one: the plain baseline), or one line saying why it cannot be used,
+    before the run folder is written. An LLM-written guide is tried on states sampled from eval_env, so that the
+    training env (and its video) starts untouched."""
+    try:
+        return make_guide(eval_env, llm_policy=args.llm_policy, expert_model=args.expert_model, random_guide=args.random_guide,
+                          rng=rng, seed=args.seed, call_timeout=args.guide_timeout)  # fmt: skip
+    except GuideError as e:
+        raise UsageError(str(e))
+
+
+# ---- Unmasked evaluation ------------------------------------------------------------------------------------
+def evaluate(policy, eval_env, episodes, seed, device):
+    """Unmasked evaluation: the deterministic policy(obs, low, high) -> env action over the whole action space
+    (low = -1, high = 1), from the same start states at every evaluation. Returns the mean return and length."""
+    low, high = (torch.as_tensor(b, device=device).unsqueeze(0) for b in full_bounds(int(np.prod(eval_env.action_space.shape))))
+    returns, lengths = [], []
+    for episode in range(episodes):
+        obs, _ = eval_env.reset(seed=seed + episode)  # the same start states at every evaluation
+        done, episode_return, length = False, 0.0, 0
+        while not done:
+            with torch.no_grad():
+                action = policy(torch.as_tensor(obs, dtype=torch.float32, device=device).unsqueeze(0), low, high)
+            obs, reward, terminated, truncated, _ = eval_env.step(action.cpu().numpy()[0])
+            episode_return, length, done = episode_return + float(reward), length + 1, terminated or truncated
+        returns.append(episode_return)
+        lengths.append(length)
+    return float(np.mean(returns)), float(np.mean(lengths))
 
 
 # ---- The loop's bookkeeping ----------------------------------------------------------------------------------
@@ -354,9 +419,10 @@ class Run:
     The trainer makes one after parsing its args (the writer opens here), calls start() before its loop,
     after_step() at the end of every step, stopped_at_once() on a KeyboardInterrupt, and finish() after the loop."""
 
-    def __init__(self, args, script, algorithm, checkpoint, env, eval_env, guide, rng, device):
+    def __init__(self, args, script, checkpoint, env, eval_env, guide, rng, device):
         self.args, self.script, self.checkpoint, self.env, self.eval_env = args, script, checkpoint, env, eval_env
-        self.guide, self.rng, self.device, self.algorithm = guide, rng, device, algorithm
+        self.guide, self.rng, self.device = guide, rng, device
+        self.method = method_name(vars(args), script, guided=guide is not None)  # CAMEL+, the paper's CAMEL, TD3, ...
         self.run_dir = f"runs/{args.run_name}"
         self.model_path = f"{self.run_dir}/{args.exp_name}.cleanrl_model"  # where the trainer saves the agent (CleanRL's)
         self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
@@ -378,18 +444,16 @@ class Run:
         # CAMEL: window_masked of window_steps were masked since the last charts/masked_fraction point
         self.counters = {"episodes": 0, "window_masked": 0, "window_steps": 0}
         self.last_return = self.eval_return = None
-        self.watched, self.watched_returns = {}, {}  # camel_td3.py's CAMEL+ actors evaluated beside the actor, by name
         self.progress = None
 
-    def start(self, modules, policy, watched=None):
+    def start(self, modules, policy):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
-        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated (and `watched`,
-        {name: another such policy, or an object whose .deployed is one}, evaluated beside it from the same start
-        states: camel_td3.py --averaged-actor-rate, --keep-best-actor); restore them when resuming. Returns
+        guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated; restore them
+        when resuming. Returns
         the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts
         at the top of the loop, else those of the episode a stopped run was in (the env is restored to that episode)."""
         args = self.args
-        self.policy, self.watched = policy, dict(watched or {})
+        self.policy = policy
         if self.guide is not None:
             modules = {**modules, "guide": self.guide}
         self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
@@ -398,7 +462,7 @@ class Run:
             self.start_step, episode = self.checkpoints.restore(self.checkpoint)
             print(f"resuming {args.run_name} at step {self.start_step}{' in the middle of an episode' if episode else ''}", file=sys.stderr)
         self.stop_request = StopRequest()
-        print(f"run {args.run_name}: {args.env_id}, {self.algorithm}, guide {self.guide.name if self.guide else f'none ({self.algorithm} baseline)'}, "
+        print(f"run {args.run_name}: {args.env_id}, {self.method}{f', guide {self.guide.name}' if self.guide else ''}, "
               f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {self.run_dir}", flush=True)  # fmt: skip
         if self.checkpoint and self.start_step % args.eval_frequency == 0:
             # the evaluation logged at this step before the checkpoint was purged with the points after it
@@ -406,35 +470,19 @@ class Run:
             # the training's random generators, so the run continues as if it had never stopped)
             self.evaluate(self.start_step)
         self.start_time = time.time()
-        self.progress = Progress(args.total_timesteps, self.start_step)
+        self.progress = Progress(args.total_timesteps, args.run_name, initial=self.start_step)
         frequency = args.checkpoint_frequency
         self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
         return self.start_step, episode or (None, None, None, None)
 
-    @staticmethod
-    def deployed(watched):
-        """The policy a watched actor stands for: its .deployed (camel_td3.KeptActor), or itself (the averaged actor)."""
-        return getattr(watched, "deployed", watched)
-
-    def watched_model_path(self, name):
-        """Where the trainer saves a watched actor: beside the model, as {exp_name}_{name}.cleanrl_model."""
-        return f"{self.run_dir}/{self.args.exp_name}_{name}.cleanrl_model"
-
     def evaluate(self, step):
-        """Unmasked evaluation (camel_common.evaluate), logged as eval/episodic_return and eval/episodic_length at `step`."""
+        """Unmasked evaluation (evaluate, above), logged as eval/episodic_return and eval/episodic_length at `step`."""
         args = self.args
         self.eval_return, eval_length = evaluate(self.policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
         self.writer.add_scalar("eval/episodic_return", self.eval_return, step)
         self.writer.add_scalar("eval/episodic_length", eval_length, step)
-        for name, watched in self.watched.items():  # from the same start states (the actor's result, if it is the actor)
-            policy = self.deployed(watched)
-            result = (self.eval_return, eval_length) if policy is self.policy else \
-                evaluate(policy, self.eval_env, args.eval_episodes, args.seed + 100_000, self.device)
-            self.watched_returns[name] = result[0]
-            self.writer.add_scalar(f"eval/{name}_episodic_return", result[0], step)
-            self.writer.add_scalar(f"eval/{name}_episodic_length", result[1], step)
         if self.progress is not None:
-            self.progress.update(step, eval=self.eval_return)
+            self.progress.set_postfix(self.postfix(eval=self.eval_return))
 
     def after_step(self, global_step, info, epsilon, masked, episode_over, next_state):
         """The end of step `global_step` (whose info, epsilon and mask are given; next_state is the loop's (next_obs,
@@ -455,8 +503,9 @@ class Run:
             self.writer.add_scalar("charts/masked_fraction", counters["window_masked"] / counters["window_steps"], global_step)
             self.writer.add_scalar("charts/guide_failures", self.guide.failures if self.guide else 0, global_step)
             counters["window_masked"] = counters["window_steps"] = 0
-            self.progress.update(global_step + 1, sps=sps, epsilon=round(epsilon, 3) if self.guide else None,
-                                 **{"return": self.last_return, "eval": self.eval_return})  # fmt: skip
+            self.progress.set_postfix(self.postfix(sps=sps, epsilon=round(epsilon, 3) if self.guide else None,
+                                                   **{"return": self.last_return, "eval": self.eval_return}))  # fmt: skip
+            self.progress.advance_to(global_step + 1)
 
         if (global_step + 1) % args.eval_frequency == 0 or global_step + 1 == args.total_timesteps:
             self.evaluate(global_step + 1)  # logged at the step count reached, as CleanRL logs its evaluations
@@ -479,6 +528,11 @@ class Run:
         if global_step + 1 == args.total_timesteps:
             self.progress.close()
 
+    def postfix(self, **stats):
+        """The progress line's latest numbers: steps/s, epsilon, the last training return, the last evaluation."""
+        self.stats = {**getattr(self, "stats", {}), **{k: v for k, v in stats.items() if v is not None}}
+        return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.stats.items())
+
     def stopped_at_once(self):
         """A second Ctrl-C or SIGTERM (a KeyboardInterrupt in the loop): exit without saving."""
         self.progress.close()
@@ -492,8 +546,7 @@ class Run:
         finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
                                   "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
-                                  "guide_file": self.guide_file,
-                                  **{f"final_{name}_eval_return": value for name, value in self.watched_returns.items()}})  # fmt: skip
+                                  "guide_file": self.guide_file, "cpu": cpu_model()})  # fmt: skip
         if updates_happen(args):
             print(f"finished {args.run_name}: eval/episodic_return {self.eval_return:.1f} after {args.total_timesteps} steps")
         else:
@@ -507,7 +560,7 @@ class Run:
         self.eval_env.close()
         self.writer.close()
         if args.upload_model:
-            from camel_hub import upload_after_run
+            from camel_utils.hub import upload_after_run
 
             upload_after_run(self.run_dir, args.upload_model)
 
@@ -530,94 +583,3 @@ class CompiledOrEager:
                 print(f"warning: torch.compile failed for {self.fn.__name__} ({type(e).__name__}); running it uncompiled", file=sys.stderr)
                 self.compiled = None
         return self.fn(*args, **kwargs)
-
-
-class Progress:
-    """A progress bar with steps/s and the latest returns in a terminal; plain periodic lines otherwise."""
-
-    def __init__(self, total, initial):
-        self.total, self.last_print, self.stats = total, time.time(), {}
-        self.bar = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, smoothing=0.05)
-
-    def update(self, step, **stats):
-        self.stats.update({k: v for k, v in stats.items() if v is not None})
-        text = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.stats.items())
-        if self.bar is not None:
-            self.bar.n = step
-            self.bar.set_postfix_str(text, refresh=True)
-        elif time.time() - self.last_print >= 30 or step >= self.total:
-            self.last_print = time.time()
-            print(f"step {step}/{self.total} ({step / self.total:.0%}) | {text}", flush=True)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
-# ---- Expert models: a local file, or a Hugging Face repo id ---------------------------------------------------
-
-CLEANRL_REPO_NAME = re.compile(r"(?P<env_id>.+?-v\d+)-(?P<exp_name>.+)-seed\d+")  # CleanRL's {env_id}-{exp_name}-seed{seed}
-
-
-def expert_model_file(model, env_id):
-    """The local path of an expert model given as a file or a Hugging Face repo id (downloaded once into
-    huggingface_hub's cache). Raises OSError with one line that says what to do."""
-    if os.path.isfile(model):
-        return model
-    if os.path.isdir(model):
-        raise IsADirectoryError("is a folder; pass the .cleanrl_model file in it")
-    if not is_hub_repo_id(model):  # a path-shaped value is a missing file, never a Hub lookup
-        raise FileNotFoundError(
-            f"no such file. Fetch CleanRL's TD3 expert with `hf download cleanrl/{env_id}-td3_continuous_action-seed1 "
-            f"td3_continuous_action.cleanrl_model --local-dir experts/{env_id}` and pass "
-            f"experts/{env_id}/td3_continuous_action.cleanrl_model, or train one with scripts/train_expert.sh {env_id}"
-        )
-    return download_expert(model, env_id)
-
-
-def download_expert(repo_id, env_id):
-    """Fetch a CleanRL model from the Hugging Face Hub, or take it from huggingface_hub's cache (~/.cache): in a repo
-    named as CleanRL names its models ({env_id}-{exp_name}-seed{seed}), {exp_name}.cleanrl_model; in any other, the
-    repo's one .cleanrl_model file (as camel_hub.py uploads them). Raises OSError (one line, with the command that
-    fetches it elsewhere) when it cannot."""
-    import socket
-    from urllib.parse import urlparse
-
-    from huggingface_hub import HfApi, constants, hf_hub_download, snapshot_download
-
-    match = CLEANRL_REPO_NAME.fullmatch(repo_id.split("/")[1])
-    filename = f"{match['exp_name']}.cleanrl_model" if match else None  # None: ask the repo
-    folder = f"experts/{match['env_id'] if match else env_id}"
-    try:
-        if filename:
-            return hf_hub_download(repo_id=repo_id, filename=filename, local_files_only=True)
-        cached = glob.glob(os.path.join(snapshot_download(repo_id, allow_patterns="*.cleanrl_model", local_files_only=True), "*.cleanrl_model"))
-        if len(cached) == 1:
-            return cached[0]
-    except Exception:
-        pass  # not cached yet
-    fetch = f"hf download {repo_id} {filename}" if filename else f'hf download {repo_id} --include "*.cleanrl_model"'
-    shown = f"{folder}/{filename}" if filename else f"the .cleanrl_model file in {folder}"
-    offline_help = (f"Download it on a connected machine (`{fetch} --local-dir {folder}`) and pass {shown}, or train one "
-                    "with scripts/train_expert.sh.")  # fmt: skip
-    endpoint = urlparse(constants.ENDPOINT)
-    try:  # fail in seconds, not after the Hub client's retries, when there is no network
-        socket.create_connection((endpoint.hostname, endpoint.port or (443 if endpoint.scheme == "https" else 80)), timeout=5).close()
-    except OSError:
-        raise ConnectionError(f"the Hugging Face Hub ({constants.ENDPOINT}) is unreachable. {offline_help}") from None
-    try:
-        listed = None if filename else [name for name in HfApi().list_repo_files(repo_id) if name.endswith(".cleanrl_model") and "/" not in name]
-    except Exception as e:
-        raise ConnectionError(f"could not list the files of {repo_id} ({type(e).__name__}). {offline_help}") from None
-    if listed is not None and len(listed) != 1:
-        raise FileNotFoundError(f"{repo_id} holds {len(listed) or 'no'} .cleanrl_model files at its top level"
-                                f"{': ' + ', '.join(listed) if listed else ''}; download the one you mean and pass its path")  # fmt: skip
-    filename = filename or listed[0]
-    try:
-        return hf_hub_download(repo_id=repo_id, filename=filename)
-    except Exception as e:
-        raise ConnectionError(f"could not download {filename} ({type(e).__name__}). {offline_help}") from None

@@ -5,7 +5,7 @@ import json
 import os
 from typing import NamedTuple
 
-from camel_conditions import SAC
+from camel_utils.conditions import SAC
 
 
 def read_guide_returns(path, given):

@@ -1,4 +1,4 @@
-"""camel_common: what both trainers share that is not their algorithm. CAMEL's bounds (the box around the guide's
+"""What both trainers define alike (tests/test_trainers_agree.py keeps their copies equal): CAMEL's bounds (the box around the guide's
 action, clipped to the action space), the epsilon-masking schedule and a step's draw of its bounds; the replay
 buffer that keeps the bounds of s and of s'; unmasked evaluation from fixed start states; a pair of critics as one
 batched network that stays CleanRL's qf1 and qf2."""
@@ -9,8 +9,10 @@ import torch
 
 import camel_sac
 import camel_td3
-from camel_common import BatchedCritics, ReplayBuffer, draw_bounds, epsilon_at, evaluate, make_env, mask_bounds, masking_probability
-from camel_guide import Guide
+from camel_td3 import ReplayBuffer, draw_bounds, epsilon_at, make_env, mask_bounds, masking_probability
+from camel_utils.fast_update import BatchedCritics
+from camel_utils.run import evaluate
+from camel_utils.guide import Guide
 
 
 # --- the CAMEL action space: bounds and schedule ---------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Annotated
 
 import tyro
 
-from camel_conditions import is_hub_repo_id
+from camel_utils.conditions import camel_plus_parts, is_hub_repo_id, method_name
 
 PAPER = "[CAMEL: Continuous Action Masking Enabled by Large Language Models](https://arxiv.org/abs/2502.11896)"
 
@@ -100,30 +100,24 @@ def guide_lines(args, finished):
 
 
 def camel_plus_lines(args):
-    """The card's words on camel_td3.py's CAMEL+ levers (its default since 2026-11-27) for a guided run: which the run
-    used, or that it is the paper's CAMEL; nothing for a trainer or a run without them."""
-    if "guide_bc_coef" not in args:  # camel_sac.py, or a run from before the levers
+    """The card's words on camel_td3.py's CAMEL+ (conditions.CAMEL_PLUS) for a guided run: the parts it used, or that
+    it is the paper's CAMEL; nothing for a trainer or a run without them."""
+    if "guide_bc_coef" not in args:  # camel_sac.py, or a run from before CAMEL+
         return []
-    levers = []
-    if args.get("guide_bc_coef"):
-        how = [word for word, on in [("Q-filtered", args.get("guide_bc_q_filter")), ("fading with epsilon", args.get("guide_bc_fade"))] if on]
-        levers.append(f"guide BC (coefficient {args['guide_bc_coef']:g}{', ' + ', '.join(how) if how else ''})")
-    if args.get("warmup_actions") == "guide":
-        levers.append("the guide's own actions in the warm-up")
-    if args.get("guide_proposal"):
-        levers.append("the guide as a proposal")
-    if (args.get("critic_updates_per_step") or 1) > 1:
-        levers.append(f"{args['critic_updates_per_step']} critic updates per step")
-    if not levers:
-        return ["- algorithm: the paper's CAMEL (no CAMEL+ lever)"]
-    return [f"- beyond the paper (CAMEL+): {'; '.join(levers)}"]
+    parts, probes = camel_plus_parts(args)
+    method = method_name(args)
+    if not parts and not probes:
+        return ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]
+    coef = f" (coefficient {args['guide_bc_coef']:g})" if args.get("guide_bc_coef") else ""
+    used = [part + (coef if part == "Q-filtered guide BC" else "") for part in parts] + probes
+    return [f"- algorithm: {method}: beyond the paper, {'; '.join(used)}"]
 
 
 KEY_HYPERPARAMETERS = ("env_id", "seed", "total_timesteps", "learning_starts", "batch_size", "buffer_size", "gamma", "tau",
                        "learning_rate", "policy_lr", "q_lr", "policy_frequency", "exploration_noise", "policy_noise",
                        "noise_clip", "autotune", "alpha", "mask_width", "epsilon_fraction", "masking_aware",
-                       "epsilon_masking", "paper", "guide_bc_coef", "guide_bc_fade", "guide_bc_q_filter", "warmup_actions",
-                       "guide_proposal", "critic_updates_per_step", "eval_episodes")  # fmt: skip
+                       "epsilon_masking", "paper", "guide_bc_coef", "guide_bootstrap", "warmup_actions",
+                       "critic_updates_per_step", "critic_layer_norm", "eval_episodes")  # fmt: skip
 
 
 def model_card(repo_id, args, finished, model_name, scalars_name):
@@ -203,8 +197,8 @@ python camel_td3.py --env-id {env_id} --expert-model {repo_id}
 def read_run(run_dir):
     """(finished.json, args, the model file, the exported record, the event files) of a finished run folder; UploadError
     (one line) when it is not finished or has no model."""
-    from camel_results.export import export_record
-    from camel_results.runs import read_events
+    from camel_utils.results.export import export_record
+    from camel_utils.results.runs import read_events
 
     run_dir = Path(run_dir)
     if not (run_dir / "finished.json").is_file():
@@ -226,7 +220,7 @@ def upload_run(run_dir, repo_id):
     scalars and arguments to it in one commit. Returns the repo's address; UploadError (one line) on failure."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from camel_results.export import export_text
+    from camel_utils.results.export import export_text
 
     finished, args, model_file, record, events = read_run(run_dir)
     scalars_name = f"{record['run_name']}.json"
