@@ -34,8 +34,10 @@ MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
 
 @dataclass
 class Args:
-    exp_name: str = os.path.basename(__file__)[: -len(".py")]
-    """the name of this experiment"""
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
+    """the name of this experiment: by default the condition its flags make, as scripts/sweep.py names runs (baseline:
+    no guide; camel: the paper's CAMEL; camel_qbc_gwarm: CAMEL+; camel_utils/conditions.py), so runs of different methods
+    never share a name"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -390,7 +392,7 @@ def update_temperature(data, actor, log_alpha, a_optimizer, target_entropy):
 
 
 if __name__ == "__main__":
-    args, checkpoint = parse_args(Args, positive=["policy_frequency", "target_network_frequency"], min_mask_width=MIN_MASK_WIDTH)
+    args, checkpoint = parse_args(Args, "camel_sac.py", positive=["policy_frequency", "target_network_frequency"], min_mask_width=MIN_MASK_WIDTH)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)

@@ -37,8 +37,10 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 
 @dataclass
 class Args:
-    exp_name: str = os.path.basename(__file__)[: -len(".py")]
-    """the name of this experiment"""
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
+    """the name of this experiment: by default the condition its flags make, as scripts/sweep.py names runs (baseline:
+    no guide; camel: the paper's CAMEL; camel_qbc_gwarm: CAMEL+; camel_utils/conditions.py), so runs of different methods
+    never share a name"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -434,7 +436,7 @@ def update_targets(networks, target_networks, tau):
         torch._foreach_lerp_([p for net in target_networks for p in net.parameters()], [p for net in networks for p in net.parameters()], tau)
 
 if __name__ == "__main__":
-    args, checkpoint = parse_args(Args, positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
+    args, checkpoint = parse_args(Args, "camel_td3.py", positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)

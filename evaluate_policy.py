@@ -25,7 +25,7 @@ from typing import Annotated, Optional
 import tyro
 
 from camel_utils.cli import UsageError
-from camel_utils.guide_eval import best_of, check_env, checked, evaluate_all, now, rank, report, results_table, train_command, writable, write_json, write_text
+from camel_utils.guide_eval import advice, best_of, makes_progress, check_env, checked, evaluate_all, now, rank, report, results_table, writable, write_json, write_text
 from camel_utils.judge import make_judge
 
 
@@ -125,8 +125,8 @@ def main(args):
         reason = f": {ranked[0].error}" if len(ranked) == 1 else "; the table says why"
         print(f"error: no policy passed evaluation{reason}", file=sys.stderr)
         return 1
-    if len(ranked) > 1:
-        print(f"best: {best.name}; train with: {train_command(best, args.env_id)}")
+    if len(ranked) > 1 or not makes_progress(best):
+        print(advice(ranked, args.env_id))
     return 0
 
 

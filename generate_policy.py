@@ -48,9 +48,9 @@ import gymnasium as gym
 import numpy as np
 import tyro
 
-from camel_utils.cli import Progress, UsageError
+from camel_utils.cli import Progress, UsageError, command, shown_path
 from camel_utils.guide_eval import (
-    SCORE_RULE, PolicyResult, best_of, evaluate_all, make_env, now, one_line, rank, report, results_table, writable,
+    SCORE_RULE, PolicyResult, advice, best_of, makes_progress, evaluate_all, make_env, now, one_line, rank, report, results_table, writable,
     write_json, write_text,
 )  # fmt: skip
 from camel_utils.guide import GuideError, read_and_check
@@ -422,8 +422,8 @@ def evaluate_files(args):
     except KeyboardInterrupt:  # evaluate_policy.py has said so itself
         return 130
     if status in (0, 1):  # 2: evaluate_policy.py has printed the mistake
-        print(f"note: --evaluate runs evaluate_policy.py; next time: python evaluate_policy.py --env-id {args.env_id} "
-              f"{' '.join(args.evaluate)}", file=sys.stderr)  # fmt: skip
+        print(f"note: --evaluate runs evaluate_policy.py; next time: {command('evaluate_policy.py', '--env-id', args.env_id, *args.evaluate)}",
+              file=sys.stderr)  # fmt: skip
     return status
 
 
@@ -549,8 +549,11 @@ def main(args, ask=None):
         note = f"# Selected by generate_policy.py --select best: {best.name}, ranked 1 of {len(ranked)} in {out / 'report.md'}\n"
         write_text(policy_path, note + Path(best.path).read_text(encoding="utf-8"))
         print(f"selected {best.name} -> {policy_path}")
-    chosen = policy_path if args.select else best.path
-    print(f"best: {best.name}; train with: python camel_td3.py --env-id {args.env_id} --llm-policy {chosen}")
+    if not makes_progress(best):
+        print(advice(ranked, args.env_id))
+    else:
+        chosen = policy_path if args.select else best.path
+        print(f"best: {best.name}; train with: {command('camel_td3.py', '--env-id', args.env_id, '--llm-policy', shown_path(chosen))}")
     if waiting_for is not None:
         prompt_file = out / f"round{waiting_for}_prompt.md"
         print(f"\n----- round {waiting_for} prompt ({prompt_file}) -----\n{prompt_file.read_text(encoding='utf-8')}\n"

@@ -65,9 +65,7 @@ file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 10 kB for 100k s
      "binned": {tag: bin width in steps, for each thinned curve},
      "curves": {tag: [[step, value], ...]}}
 A hyperparameter that is an absolute path inside this repository (--llm-policy, --expert-model) is written relative
-to it (policies/hopper.py). The curves are eval/episodic_return and eval/episodic_length (and, where logged,
-eval/averaged_episodic_return and eval/averaged_episodic_length, eval/kept_episodic_return and eval/kept_episodic_length,
-charts/kept_actor_score and charts/kept_actor_from_step), whole, and
+to it (policies/hopper.py). The curves are eval/episodic_return and eval/episodic_length, whole, and
 charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at most --max-points points: each point
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.
@@ -236,6 +234,9 @@ def main(args):
 
     # ---- Find the runs, and say in one line each what was passed over
     found = load_runs(args.runs_dirs, args.tag)
+    if found.conflicts:  # averaging them, or keeping one, would put one method's curve under another's name
+        print(f"error: {found.conflicts[0]}. Give each its own --exp-name, or plot the folders apart", file=sys.stderr)
+        return 1
     for note in found.notes:
         print(f"note: {note}")
     if found.unidentified:

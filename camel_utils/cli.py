@@ -1,8 +1,14 @@
 """What every command of the project shares: one-line usage errors and the progress display. Standard library only
 (tqdm is imported when a terminal shows a bar), so scripts/sweep.py can use it without the project's packages."""
 
+import os
+import shlex
 import sys
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent  # the repository: camel_utils/ is in it
+USER_CWD = "CAMEL_USER_CWD"  # set by scripts/sweep.py for its runs: the folder the user started the sweep from
 
 
 class UsageError(SystemExit):
@@ -14,6 +20,42 @@ class UsageError(SystemExit):
         super().__init__(f"error: {problem}")  # str(e) is the line
         self.code = 2  # what Python exits with; the line is printed here, since Python prints no message for a number
         print(self, file=sys.stderr, flush=True)
+
+
+# ---- Commands the project prints: they must work when pasted where the user stands --------------------------------
+def user_folder():
+    """The folder the user typed the command in: this process's, or the sweep's that started it."""
+    return os.environ.get(USER_CWD) or os.getcwd()
+
+
+def shown_path(path):
+    """A path (relative to this process's folder, or absolute) as the user can paste it: relative to their folder."""
+    return os.path.relpath(os.path.abspath(path), user_folder())
+
+
+def command(script, *args):
+    """`python SCRIPT ARGS` for a script of the repository (camel_td3.py, evaluate_policy.py), its path and every path
+    among args (pass them through shown_path) as seen from the user's folder."""
+    return shlex.join(["python", shown_path(REPO / script), *map(str, args)])
+
+
+def module_command(module, *args):
+    """`python -m MODULE ARGS` for a module of camel_utils, runnable from the user's folder (from another folder than
+    the repository, with the repository on PYTHONPATH)."""
+    line = shlex.join(["python", "-m", module, *map(str, args)])
+    repo = shown_path(REPO)
+    return line if repo == "." else f"PYTHONPATH={shlex.quote(repo)} {line}"
+
+
+def repo_relative(value, repo=REPO):
+    """A value that is an absolute path inside the repository, as a path relative to it (policies/hopper.py); any
+    other value unchanged. Committed results then name the files they used the same way on every machine."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    for root, path in ((os.path.normpath(repo), os.path.normpath(value)), (os.path.realpath(repo), os.path.realpath(value))):
+        if os.path.commonpath([root, path]) == root and path != root:
+            return Path(os.path.relpath(path, root)).as_posix()
+    return value
 
 
 def format_duration(seconds):

@@ -136,15 +136,30 @@ def condition_label(condition, custom=None):
     elif stem in GUIDE_LABELS:
         label = GUIDE_LABELS[stem]
     elif levers:
-        parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
-        if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
-            parts = [part.replace(" + guide bootstrap", "") for part in parts if part != "guide bootstrap"]
-        label = " + ".join([GUIDE_LABELS[guide]] + parts)
+        label = levers_label(guide, levers)
     elif stem.startswith(SAC) and stem[len(SAC) :] in GUIDE_LABELS:
         label = on_sac(GUIDE_LABELS[stem[len(SAC) :]])
     else:
         label = stem
     return label + (" w/o MA EM" if no_ma_em else "") + (f", learning from {format_steps(learning_starts)}" if learning_starts else "")
+
+
+def levers_label(guide, levers):
+    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm), the parts it
+    lacks after "w/o" where it has two of its three (camel_qbc_gwarm_noboot: "CAMEL+ w/o guide bootstrap, ..."), the
+    probes after "+"; else the guide's label and each lever's (the retired levers' runs, a part alone)."""
+    guide_label = GUIDE_LABELS[guide]
+    if not any(lever in ("prop", "bc") for lever in levers):
+        bootstrap = any(lever in ("qbc", "boot") for lever in levers) and "noboot" not in levers
+        parts = {"guide BC": "qbc" in levers, "guide bootstrap": bootstrap, "guide warm-up": "gwarm" in levers}
+        if sum(parts.values()) >= 2:
+            name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
+            name += "".join(f" + {VARIANT_LABELS[lever][1]}" for lever in levers if lever in ("cu2", "ln"))
+            return f"{name}, {guide_label.removeprefix('CAMEL, ')}" if guide_label.startswith("CAMEL, ") else f"{name}, {guide_label}"
+    parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
+    if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
+        parts = [part.replace(" + guide bootstrap", "") for part in parts if part != "guide bootstrap"]
+    return " + ".join([guide_label] + parts)
 
 
 def split_variant(stem):
@@ -205,3 +220,31 @@ def method_name(args, script="camel_td3.py", guided=True):
     else:
         name = " + ".join(["the paper's CAMEL", *parts])
     return name + (f" with {', '.join(probes)}" if probes else "")
+
+
+def condition_of(args, script="camel_td3.py"):
+    """A run's condition, its default --exp-name, from its arguments (a dict), named as the sweep names its runs: what
+    guided it, then where it differs from the paper's CAMEL (camel_qbc_gwarm is CAMEL+ with an LLM-written guide file),
+    so that runs of different methods never share a name, and a direct run shares the sweep's."""
+    sac = script == "camel_sac.py"
+    guide = ("camel" if args.get("llm_policy") else "expert" if args.get("expert_model") else "random" if args.get("random_guide")
+             else "baseline")  # fmt: skip
+    parts = []
+    if guide != "baseline" and not sac:
+        coef, bootstrap = args.get("guide_bc_coef") or 0.0, bool(args.get("guide_bootstrap"))
+        if coef:
+            parts.append("qbc" if coef == 0.4 else f"qbc{coef:g}".replace(".", "p"))  # qbc brings the bootstrap
+        elif bootstrap:
+            parts.append("boot")
+        if args.get("warmup_actions") == "guide":
+            parts.append("gwarm")
+        if coef and not bootstrap:
+            parts.append("noboot")
+        if (args.get("critic_updates_per_step") or 1) != 1:
+            parts.append(f"cu{args['critic_updates_per_step']}")
+        if args.get("critic_layer_norm"):
+            parts.append("ln")
+    name = (SAC if sac else "") + "_".join([guide, *parts])
+    name += learning_starts_suffix(args.get("learning_starts", DEFAULT_LEARNING_STARTS))
+    ablations = [flag for flag, on in [("ma", args.get("masking_aware") is False), ("em", args.get("epsilon_masking") is False)] if on]
+    return name + ("_no_" + "_".join(ablations) if ablations and guide != "baseline" else "")

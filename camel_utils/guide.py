@@ -41,7 +41,27 @@ from pathlib import Path
 
 import numpy as np
 
+from camel_utils.cli import REPO, repo_relative
 from camel_utils.conditions import is_hub_repo_id
+
+
+def quiet_mujoco_deprecations():
+    """MuJoCo warns, on stderr and in a MUJOCO_LOG.TXT it writes into the current folder, that the v4 envs' models use
+    a deprecated compiler attribute (HalfCheetah-v4: settotalmass), each time one is made: not news here. Other MuJoCo
+    warnings still go to stderr."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+
+    def warn(message):
+        if "is deprecated" not in message:
+            print(f"MuJoCo warning: {message}", file=sys.stderr)
+
+    mujoco.set_mju_user_warning(warn)
+
+
+quiet_mujoco_deprecations()
 
 ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 FORBIDDEN_NAMES = frozenset(
@@ -83,20 +103,6 @@ def to_normalized(env_action, action_space) -> np.ndarray:
 def full_bounds(action_dim: int) -> tuple[np.ndarray, np.ndarray]:
     """The bounds of an unmasked step: the whole normalised action space, low = -1 and high = 1 (float32)."""
     return -np.ones(action_dim, dtype=np.float32), np.ones(action_dim, dtype=np.float32)
-
-
-REPO_ROOT = Path(__file__).resolve().parent.parent  # camel_utils/ is in the repository's root
-
-
-def repo_relative(value, repo: str | os.PathLike = REPO_ROOT):
-    """A value that is an absolute path inside the repository, as a path relative to it (policies/hopper.py); any
-    other value unchanged. Committed results then name the files they used the same way on every machine."""
-    if not isinstance(value, str) or not os.path.isabs(value):
-        return value
-    for root, path in ((os.path.normpath(repo), os.path.normpath(value)), (os.path.realpath(repo), os.path.realpath(value))):
-        if os.path.commonpath([root, path]) == root and path != root:
-            return Path(os.path.relpath(path, root)).as_posix()
-    return value
 
 
 def guide_file_record(path: str | os.PathLike) -> dict:
@@ -208,7 +214,7 @@ def one_thread_env() -> dict:
     """The environment for a child process that runs guide code: ours, with NumPy's BLAS on one thread (a guide's
     small array operations gain nothing from more, and the child should not take cores from training)."""
     # PYTHONPATH: the child runs a module of camel_utils (python -m), which must be importable from any folder
-    python_path = os.pathsep.join([str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    python_path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
     return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": python_path}
 
 

@@ -50,7 +50,7 @@ if sys.platform.startswith("linux"):
 import gymnasium as gym
 import numpy as np
 
-from camel_utils.cli import Progress, UsageError
+from camel_utils.cli import Progress, UsageError, command, shown_path
 from camel_utils.guide import Guide, GuideError, expert_policy, load_guide, one_thread_env, read_and_check, sample_observations, to_env_units, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
@@ -398,10 +398,30 @@ def best_of(ranked):
     return ranked[0] if ranked and ranked[0].error is None and ranked[0].score is not None else None
 
 
+def makes_progress(result):
+    """Whether a policy moves the robot: a score above 0 (scores under 0.1 m of progress count as 0), or any score where
+    the env has no forward position (its score is the return)."""
+    return result.forward_distance is None or (result.score or 0.0) > 0
+
+
 def train_command(result, env_id):
-    """How to train with a ranked policy: a guide as CAMEL's LLM guide, an agent as the expert-masking guide."""
-    flag = "--expert-model" if result.kind == "agent" else "--llm-policy"
-    return f"python camel_td3.py --env-id {env_id} {flag} {result.path}"
+    """How to train CAMEL with a ranked guide file (never with a trained agent: it is what training makes), as the
+    user can paste it where they stand."""
+    return command("camel_td3.py", "--env-id", env_id, "--llm-policy", shown_path(result.path))
+
+
+def advice(ranked, env_id):
+    """The ranking's last word: which guide to train with, and how; or, where no guide moves the robot or only trained
+    agents were ranked, that none is worth training with, and why."""
+    guides = [r for r in ranked if r.kind == "guide" and r.error is None and r.score is not None]
+    agents = [r for r in ranked if r.kind == "agent" and r.error is None and r.score is not None]
+    if not guides:
+        return f"best: {agents[0].name} (a trained agent; no guide file was ranked)" if agents else None
+    best = guides[0]
+    if not makes_progress(best):
+        return (f"no guide makes progress: the best, {best.name}, scores {best.score:.2f} ({best.forward_distance:.2f} m forward); "
+                "training with it would mask towards standing still. Write or generate a better one (generate_policy.py)")  # fmt: skip
+    return f"best guide: {best.name}; train with: {train_command(best, env_id)}"
 
 
 def markdown_table(rows):
@@ -447,7 +467,7 @@ def report(ranked, info, out=None):
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in info.items() if key != "env_id" and value is not None]
     lines += [f"- ranked by: {SCORE_RULE}", ""]
     if best:
-        lines += [f"Best: **{best.name}**. Train with it: `{train_command(best, info['env_id'])}`", ""]
+        lines += [advice(ranked, info["env_id"]), ""]
     else:
         lines += ["No candidate has passed evaluation (yet).", ""]
     lines += [results_table(ranked, out), ""]

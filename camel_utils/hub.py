@@ -1,7 +1,7 @@
 """Putting a trained agent on the Hugging Face Hub, as CleanRL's cleanrl_utils/huggingface.py does, for both trainers.
 
     python camel_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_td3-seed1   # at the end
-    python camel_hub.py upload runs/RUN --repo-id you/Hopper-v4-camel_td3-seed1   # a finished run (e.g. a retry)
+    python -m camel_utils.hub upload runs/RUN --repo-id you/Hopper-v4-camel_td3-seed1   # a finished run (e.g. a retry)
 
 What goes into the repo, from a finished run folder (finished.json and {exp_name}.cleanrl_model present):
 - {exp_name}.cleanrl_model: the agent in CleanRL's format (torch.save of the actor's, qf1's and qf2's state dicts);
@@ -14,7 +14,7 @@ What goes into the repo, from a finished run folder (finished.json and {exp_name
 - args.json: the run's arguments, as the run logged them.
 
 Named {env_id}-{exp_name}-seed{seed}, as CleanRL names its models, the repo is found by `--expert-model REPO_ID`
-without a lookup; any other name is looked up on the Hub (camel_run.download_expert).
+without a lookup; any other name is looked up on the Hub (camel_utils.guide.download_expert).
 
 The token is huggingface_hub's: HF_TOKEN, or the one `hf auth login` saved; HF_ENDPOINT points at another Hub.
 """
@@ -29,6 +29,7 @@ from typing import Annotated
 
 import tyro
 
+from camel_utils.cli import module_command, shown_path
 from camel_utils.conditions import camel_plus_parts, is_hub_repo_id, method_name
 
 PAPER = "[CAMEL: Continuous Action Masking Enabled by Large Language Models](https://arxiv.org/abs/2502.11896)"
@@ -55,7 +56,8 @@ def upload_problem(repo_id, flag="--upload-model"):
 
 
 def retry_command(run_dir, repo_id):
-    return f"python camel_hub.py upload {run_dir} --repo-id {repo_id}"
+    """The command that uploads the run again, as the user can paste it where they stand."""
+    return module_command("camel_utils.hub", "upload", shown_path(run_dir), "--repo-id", repo_id)
 
 
 # ---- What the run was -----------------------------------------------------------------------------------------------
@@ -287,6 +289,6 @@ def main(args):
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["upload"]:
-        print("usage: python camel_hub.py upload RUN_DIR --repo-id OWNER/NAME (see python camel_hub.py upload --help)", file=sys.stderr)
+        print("usage: python -m camel_utils.hub upload RUN_DIR --repo-id OWNER/NAME (see python -m camel_utils.hub upload --help)", file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(tyro.cli(UploadArgs, args=sys.argv[2:], prog="camel_hub.py upload")))
+    sys.exit(main(tyro.cli(UploadArgs, args=sys.argv[2:], prog="python -m camel_utils.hub upload")))

@@ -15,12 +15,10 @@ its helpers in cleanrl_utils/. None of this is the algorithm:
 """
 
 import copy
-import glob
 import json
 import os
 import pickle
 import random
-import re
 import signal
 import sys
 import time
@@ -35,8 +33,8 @@ import torch
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_utils.cli import Progress, UsageError
-from camel_utils.conditions import method_name
+from camel_utils.cli import Progress, UsageError, command, shown_path
+from camel_utils.conditions import condition_of, method_name
 from camel_utils.guide import GuideError, full_bounds, guide_file_record, make_guide
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
@@ -46,16 +44,19 @@ warnings.filterwarnings("ignore", message=r".*is out of date\. You should consid
 # ---- Before the run: the command line -----------------------------------------------------------------------
 
 
-def parse_args(args_class, positive=(), min_mask_width=None):
+def parse_args(args_class, script, positive=(), min_mask_width=None):
     """A trainer's args from its command line (tyro reads args_class, whose field docstrings are --help), or with
     --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` and
-    `min_mask_width` are passed to) and given CleanRL's run name if none was given. A new run may not take the folder
-    of another. Returns (args, checkpoint), the checkpoint None for a new run."""
+    `min_mask_width` are passed to) and given the run's condition as exp_name (script: camel_td3.py or camel_sac.py)
+    and CleanRL's run name if none was given. A new run may not take the folder of another. Returns (args,
+    checkpoint), the checkpoint None for a new run."""
     args = cli_args(args_class)
     checkpoint = None
     if args.resume:
         args, checkpoint = resume_args(args.resume, args, args_class)
     check_common_args(args, positive=positive, min_mask_width=min_mask_width)
+    if args.exp_name is None:
+        args.exp_name = condition_of(vars(args), script)
     if args.run_name is None:
         args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
     if checkpoint is None:
@@ -523,7 +524,7 @@ class Run:
             if dropped:
                 print(f"\nwarning: the episode under way was dropped ({dropped} cannot be saved): the resumed run starts a new "
                       "one here, so it will not be the run that never stopped", file=sys.stderr)  # fmt: skip
-            print(f"\ninterrupted at step {global_step + 1}; continue with: python {self.script} --resume {self.run_dir}", file=sys.stderr)
+            print(f"\ninterrupted at step {global_step + 1}; continue with: {command(self.script, '--resume', shown_path(self.run_dir))}", file=sys.stderr)
             sys.exit(130)
         if global_step + 1 == args.total_timesteps:
             self.progress.close()
@@ -553,9 +554,9 @@ class Run:
             print(f"finished {args.run_name} without learning (no update before --total-timesteps {args.total_timesteps}): "
                   f"eval/episodic_return {self.eval_return:.1f} is the untrained actor's")  # fmt: skip
         if args.save_model:
-            print(f"model saved to {self.model_path} (CleanRL's format)\n"
-                  f"  evaluate it:  python evaluate_policy.py --env-id {args.env_id} {self.model_path}\n"
-                  f"  guide with it: python {self.script} --env-id {args.env_id} --expert-model {self.model_path}")  # fmt: skip
+            print(f"model saved to {shown_path(self.model_path)} (CleanRL's format)\n"
+                  f"  evaluate it:   {command('evaluate_policy.py', '--env-id', args.env_id, shown_path(self.model_path))}\n"
+                  f"  guide with it: {command(self.script, '--env-id', args.env_id, '--expert-model', shown_path(self.model_path))}")  # fmt: skip
         self.env.close()
         self.eval_env.close()
         self.writer.close()

@@ -82,7 +82,7 @@ from typing import Optional
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_utils' conditions and cli, standard library only like this file
 
-from camel_utils.cli import UsageError  # noqa: E402
+from camel_utils.cli import USER_CWD, UsageError  # noqa: E402
 from camel_utils.conditions import NO_MA_EM, SWEEP_GUIDES, is_hub_repo_id, variant_flags  # noqa: E402
 
 TRAINERS = {"td3": "camel_td3.py", "sac": "camel_sac.py"}
@@ -368,7 +368,8 @@ class Sweep:
     def __init__(self, settings, forward_signals):
         self.settings, self.forward_signals = settings, forward_signals
         self.outcomes = {}
-        self.run_env = dict(os.environ)
+        # the runs print commands (resume, evaluate) as seen from the folder the sweep was started in, where the user is
+        self.run_env = {**os.environ, USER_CWD: os.environ.get(USER_CWD) or os.getcwd()}
         if settings.torch_threads:  # BLAS in NumPy and torch's intra-op pool, also for resumed runs
             self.run_env.update(OMP_NUM_THREADS=str(settings.torch_threads), MKL_NUM_THREADS=str(settings.torch_threads))
 

@@ -48,7 +48,9 @@ def finished_run(folder, final_return=1234.5):
 
 
 def camel_hub(cwd, *flags, env):
-    return subprocess.run([sys.executable, str(REPO / "camel_hub.py"), *flags], cwd=cwd, env=env, capture_output=True,
+    """python -m camel_utils.hub, run from another folder than the repository, as its printed commands say."""
+    env = {**env, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "camel_utils.hub", *flags], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
 
 
@@ -173,18 +175,18 @@ def test_a_run_with_upload_model_puts_its_agent_on_the_hub_where_expert_model_fi
     run = tmp_path / "runs" / "r"
     finished = json.loads((run / "finished.json").read_text())
     files = hub.files["someone/my-hopper"]
-    assert files["camel_td3.cleanrl_model"] == (run / "camel_td3.cleanrl_model").read_bytes()
+    assert files["camel_qbc_gwarm_ls100.cleanrl_model"] == (run / "camel_qbc_gwarm_ls100.cleanrl_model").read_bytes()  # by its condition
     card = files["README.md"].decode()
     assert front_matter(card)["model-index"][0]["results"][0]["metrics"][0]["value"] == round(finished["final_eval_return"], 2)
     assert finished["guide_file"]["sha256"] in card and f"{finished['final_eval_return']:.2f}" in card
-    assert "- beyond the paper (CAMEL+): guide BC (coefficient 0.4, Q-filtered); the guide's own actions in the warm-up" in card  # the default
+    assert ("- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide bootstrap; guide warm-up") in card  # the default
     assert json.loads(files["args.json"])["upload_model"] == "someone/my-hopper"
 
     # the card's "use it as an expert guide": a repo not named as CleanRL names its models is looked up
     result = trainer(tmp_path, "camel_td3.py", "--expert-model", "someone/my-hopper", "--run-name", "guided", "--no-save-model", *TINY, env=env)
     assert result.returncode == 0, result.stderr
-    assert ("GET", "camel_td3.cleanrl_model") in hub.downloads
-    assert not (tmp_path / "runs" / "guided" / "camel_td3.cleanrl_model").exists()  # --no-save-model
+    assert ("GET", "camel_qbc_gwarm_ls100.cleanrl_model") in hub.downloads
+    assert not list((tmp_path / "runs" / "guided").glob("*.cleanrl_model"))  # --no-save-model
 
 
 def test_a_failed_upload_at_the_end_of_a_run_keeps_the_run_and_gives_the_command_that_retries(tmp_path):
@@ -196,20 +198,22 @@ def test_a_failed_upload_at_the_end_of_a_run_keeps_the_run_and_gives_the_command
         down.close()
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    retry = f"python camel_hub.py upload runs/r --repo-id {REPO_ID}"
+    # run from another folder than the repository, as a user may: the command says where the repository is
+    retry = f"PYTHONPATH={os.path.relpath(REPO, tmp_path)} python -m camel_utils.hub upload runs/r --repo-id {REPO_ID}"
     assert line.startswith(f"error: the upload to {REPO_ID} failed (") and "500" in line
     assert line.endswith(f"the run and its model are saved in runs/r; retry without retraining: {retry}")
     run = tmp_path / "runs" / "r"
-    assert (run / "finished.json").exists() and (run / "camel_sac.cleanrl_model").exists()
+    assert (run / "finished.json").exists() and (run / "sac_baseline_ls100.cleanrl_model").exists()
 
     hub = FakeHub()  # the Hub is back: the command the error gave uploads the run as it is
     try:
-        again = subprocess.run([sys.executable, str(REPO / "camel_hub.py"), *retry.split()[2:]], cwd=tmp_path,
-                               env=hub_env(os.environ, tmp_path, hub.url), capture_output=True, text=True, timeout=120)  # fmt: skip
+        pasted = retry.replace(" python ", f" {sys.executable} ", 1)  # pasted into a shell where `python` is this one
+        again = subprocess.run(["bash", "-c", pasted], cwd=tmp_path, env=hub_env(os.environ, tmp_path, hub.url), capture_output=True,
+                               text=True, timeout=120)  # fmt: skip
     finally:
         hub.close()
     assert again.returncode == 0, again.stderr
-    assert hub.files[REPO_ID]["camel_sac.cleanrl_model"] == (run / "camel_sac.cleanrl_model").read_bytes()
+    assert hub.files[REPO_ID]["sac_baseline_ls100.cleanrl_model"] == (run / "sac_baseline_ls100.cleanrl_model").read_bytes()
     assert front_matter(hub.files[REPO_ID]["README.md"].decode())["model-index"][0]["name"] == "SAC"
 
 
@@ -223,12 +227,16 @@ def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_pa
 
 @pytest.mark.parametrize(
     "args, line",
-    [({"guide_bc_coef": 0.4, "guide_bc_q_filter": True, "guide_bc_fade": False, "warmup_actions": "guide"},
-      ["- beyond the paper (CAMEL+): guide BC (coefficient 0.4, Q-filtered); the guide's own actions in the warm-up"]),
-     ({"guide_bc_coef": 0.0, "guide_bc_q_filter": True, "warmup_actions": "uniform", "paper": True},
-      ["- algorithm: the paper's CAMEL (no CAMEL+ lever)"]),
-     ({"guide_bc_coef": 0.4, "guide_bc_fade": True, "warmup_actions": "uniform", "guide_proposal": True, "critic_updates_per_step": 2},
-      ["- beyond the paper (CAMEL+): guide BC (coefficient 0.4, fading with epsilon); the guide as a proposal; 2 critic updates per step"]),
+    [({"guide_bc_coef": 0.4, "guide_bootstrap": True, "warmup_actions": "guide"},
+      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide bootstrap; guide warm-up"]),
+     ({"guide_bc_coef": 0.0, "guide_bootstrap": False, "warmup_actions": "uniform", "paper": True},
+      ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]),
+     ({"guide_bc_coef": 0.4, "guide_bootstrap": False, "warmup_actions": "guide"},
+      ["- algorithm: the paper's CAMEL + Q-filtered guide BC + guide warm-up: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up"]),
+     # a run saved before --guide-bootstrap had a flag: guide BC kept the guide's actions, so its target bootstrapped
+     ({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2, "critic_layer_norm": True},
+      ["- algorithm: CAMEL+ with 2 critic updates per step, critic layer norm: beyond the paper, Q-filtered guide BC "
+       "(coefficient 0.4); guide bootstrap; guide warm-up; 2 critic updates per step; critic layer norm"]),
      ({"autotune": True}, [])],
 )  # fmt: skip
 def test_the_card_says_which_camel_plus_levers_the_run_used(args, line):

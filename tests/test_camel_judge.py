@@ -19,8 +19,8 @@ import httpx2
 import pytest
 from PIL import Image
 
-import camel_eval as ev
-import camel_judge as cj
+from camel_utils import guide_eval as ev
+from camel_utils import judge as cj
 from camel_utils.llm import ModelError, gemini_backend, openai_backend
 from fake_judge import FakeJudgeServer, verdict_answer
 

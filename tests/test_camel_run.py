@@ -24,7 +24,8 @@ from tensorboard.backend.event_processing.event_file_loader import EventFileLoad
 
 from camel_td3 import make_env
 from camel_utils.guide import Guide
-from camel_utils.run import Checkpoints, check_common_args, expert_model_file, load_checkpoint, resume_args
+from camel_utils.guide import expert_model_file
+from camel_utils.run import Checkpoints, check_common_args, load_checkpoint, resume_args
 
 REPO = Path(__file__).resolve().parents[1]
 

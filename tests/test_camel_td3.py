@@ -690,3 +690,20 @@ def test_one_torch_thread_is_the_default_and_help_says_when_to_use_all(help_text
 def test_run_name_help_states_its_default_once(help_text):
     text = flag_help(help_text, "--run-name", "--torch-threads")
     assert text.count("default") == 1 and "{env_id}__{exp_name}__{seed}__{time}" in text
+
+
+def test_a_checkpoint_grows_with_the_steps_taken_not_with_the_buffer_size(workdir):
+    """The replay buffer is preallocated for --buffer-size rows (1M by default), but a checkpoint holds only the rows
+    filled so far: a 1000-step run's checkpoint of the default CAMEL+ buffer (60 float32 columns on Hopper) is about
+    1000 x 60 x 4 bytes, not 1M x 60 x 4 = 240 MB."""
+    (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
+    checkpoint = stop_after_first_checkpoint(workdir, [
+        "--llm-policy", "g.py", "--total-timesteps", "1000000", "--learning-starts", "500", "--batch-size", "32",
+        "--checkpoint-frequency", "1000", "--eval-frequency", "1000000"], "c")  # fmt: skip
+    rows, buffer = checkpoint["global_step"], checkpoint["replay_buffer"]
+    width = 11 + 11 + 3 + 1 + 1 + 4 * 3 + 2 * (3 + 1)  # obs, next obs, action, reward, done, the bounds, g(s) and g(s')
+    assert buffer["data"].shape == (rows, width) and buffer["size"] == rows
+    assert buffer["data"].untyped_storage().nbytes() == rows * width * 4  # its own storage, not a view of the 1M rows
+    networks = 6 * 80_000 * 4 * 3  # the six networks (about 70-80k parameters each) and Adam's two moments, generously
+    size = (workdir / "runs/c/checkpoint.pt").stat().st_size
+    assert rows * width * 4 < size < rows * width * 4 + networks + 1_000_000

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import camel_eval as ev
+from camel_utils import guide_eval as ev
 import evaluate_policy as ep
 
 ROOT = Path(ep.__file__).resolve().parent

@@ -644,20 +644,6 @@ def test_exported_file_is_small_and_holds_the_run(tmp_path):
     assert record["curves"]["charts/episodic_return"][1] == [1000, 9.75]
 
 
-def test_export_keeps_the_watched_actors_curves_whole(tmp_path):
-    """camel_td3.py's --averaged-actor-rate and --keep-best-actor curves travel point by point, like the actor's."""
-    runs = tmp_path / "runs"
-    evals = [(5000, 100.0), (10000, 250.5)]
-    kept = {"eval/kept_episodic_return": [(5000, 100.0), (10000, 300.25)], "eval/kept_episodic_length": [(5000, 90.0), (10000, 120.0)],
-            "charts/kept_actor_score": [(7321, 280.5), (9804, 310.0)], "charts/kept_actor_from_step": [(7321, 6990.0), (9804, 9410.0)],
-            "eval/averaged_episodic_return": [(5000, 90.0), (10000, 200.0)]}  # fmt: skip
-    write_run(runs, "Hopper-v4__camel__1", evals, finished=True, extra=kept)
-    assert export(runs, tmp_path / "exported") == 0
-    curves = json.loads((tmp_path / "exported" / "Hopper-v4__camel__1.json").read_text())["curves"]
-    for tag, points in kept.items():
-        assert curves[tag] == [[step, value] for step, value in points]
-
-
 def test_export_writes_paths_inside_the_repository_relative_to_it(tmp_path):
     runs = tmp_path / "runs"
     hyperparameters = {"exp_name": "camel", "seed": 1, "env_id": "Hopper-v4", "llm_policy": os.path.join(REPO, "policies", "hopper.py"),
@@ -752,3 +738,21 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         document = f.read()
     assert {name for name, _ in QUOTED_TABLE.findall(document)} == set(names)
     assert quote_tables(document, tmp_path) == document, "docs/results.md quotes a stale table"
+
+
+def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
+    """A TD3 run and a CAMEL+ run given the same --exp-name (and seed) ran different methods: plot.py says so in one
+    line and draws nothing, rather than keep one of them, or average them, under one name."""
+    runs = tmp_path / "runs"
+    td3 = {"llm_policy": "None", "expert_model": "None", "random_guide": "False", "total_timesteps": "5000"}
+    camel_plus = {**td3, "llm_policy": "policies/hopper.py", "guide_bc_coef": "0.4", "guide_bootstrap": "True"}
+    write_run(runs, "Hopper-v4__camel_td3__1__100", line(range(1000, 6000, 1000), 0.1), hyperparameters=td3, finished=True)
+    write_run(runs, "Hopper-v4__camel_td3__1__200", line(range(1000, 5000, 1000), 0.2), hyperparameters=camel_plus, finished=True)
+    assert run_plot(runs, tmp_path / "plots") == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "camel_td3 (seed 1) on Hopper-v4 but ran different settings: --guide " in err
+    assert err.count("\n") == 0 and not (tmp_path / "plots").exists()
+    # the same method twice (a folder and a longer restart) is still one run, the longer kept
+    shutil.rmtree(runs / "Hopper-v4__camel_td3__1__200")
+    write_run(runs, "Hopper-v4__camel_td3__1__300", line(range(1000, 5000, 1000), 0.2), hyperparameters=td3, finished=True)
+    assert run_plot(runs, tmp_path / "plots") == 0

@@ -7,15 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from camel_utils.guide import repo_relative  # one rule for a path relative to the repository
+from camel_utils.cli import REPO, repo_relative  # one rule for a path relative to the repository
 from camel_utils.results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity
 
-EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length",  # exported point by point
-                "eval/averaged_episodic_return", "eval/averaged_episodic_length",  # camel_td3.py --averaged-actor-rate
-                "eval/kept_episodic_return", "eval/kept_episodic_length",  # camel_td3.py --keep-best-actor
-                "charts/kept_actor_score", "charts/kept_actor_from_step")
+EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
 EXPORT_THINNED = ("charts/episodic_return", "charts/epsilon", "charts/masked_fraction")  # exported as bin means
-REPO = Path(__file__).resolve().parents[2]  # the repository: camel_utils/results/ is in it
 
 
 def bin_width(total_steps, max_points):

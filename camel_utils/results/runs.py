@@ -26,8 +26,9 @@ class Run(NamedTuple):
 # (a run from before a setting existed did not log it, and is not compared on it). Bookkeeping (threads, speed
 # paths, checkpoints, paths) may differ.
 GUIDE_SETTINGS = (
-    "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking", "random_guide", "actor_full_bounds_share",
-    "target_full_bounds", "distill_coef",
+    "guide", "mask_width", "epsilon_fraction", "masking_aware", "epsilon_masking", "random_guide", "actor_full_bounds_share",
+    "target_full_bounds", "distill_coef", "guide_bc_coef", "guide_bootstrap", "warmup_actions", "critic_updates_per_step",
+    "critic_layer_norm",
 )  # fmt: skip
 # The training settings every condition shares with its baseline (the rest is what the guide changes): a condition
 # is compared only with a baseline that agrees on each of these that both logged.
@@ -39,15 +40,24 @@ TRAINING_SETTINGS = (
 ALGORITHM_SETTINGS = TRAINING_SETTINGS + GUIDE_SETTINGS
 
 
+def guided(settings):
+    """Whether a run's logged hyperparameters give it a guide: "yes" or "no" (None for a run that logged none)."""
+    if not settings:
+        return None
+    flags = [settings.get(name, "None") for name in ("llm_policy", "expert_model")] + [settings.get("random_guide", "False")]
+    return "no" if flags == ["None", "None", "False"] else "yes"
+
+
 def mixed_settings(runs):
-    """For runs of one env and condition: one line per algorithm setting on which their seeds differ, naming the
-    values and the seeds with each (empty when they agree)."""
+    """For runs of one env and condition: one line per algorithm setting on which their seeds differ (whether they
+    had a guide first), naming the values and the seeds with each (empty when they agree)."""
     lines, by_seed = [], sorted(runs, key=lambda r: r.seed)
     for name in ALGORITHM_SETTINGS:
         values = {}
         for run in by_seed:
-            if name in run.settings:
-                values.setdefault(run.settings[name], []).append(str(run.seed))
+            value = guided(run.settings) if name == "guide" else run.settings.get(name)
+            if value is not None:
+                values.setdefault(value, []).append(str(run.seed))
         if len(values) > 1:
             lines.append(f"--{name.replace('_', '-')} " + ", ".join(f"{v} (seed {' '.join(seeds)})" for v, seeds in values.items()))
     return lines
@@ -154,11 +164,12 @@ class Found(NamedTuple):
     unidentified: list  # folders that do not say which run they are
     empty: list  # (path, finished) of runs with no point of the tag yet
     notes: list  # runs found twice with different lengths
+    conflicts: list = []  # runs of the same env, condition and seed that ran different methods
 
 
 def load_runs(runs_dirs, tag):
     """Every run under the folders, from its event files or its exported file, one per (env, condition, seed)."""
-    runs, unidentified, empty, notes = {}, [], [], []
+    runs, unidentified, empty, notes, conflicts = {}, [], [], [], []
     sources = [(path, None) for d in runs_dirs for path in run_folders(d)]
     sources += [(path, record) for d in runs_dirs for path, record in exported_runs(d)]
     for path, record in sources:
@@ -184,10 +195,14 @@ def load_runs(runs_dirs, tag):
             continue
         run = Run(*identity, path, steps, values, hyperparameters)
         previous = runs.get(identity)
+        if previous is not None and mixed_settings([previous, run]):  # two methods under one name: never merged
+            conflicts.append(f"{previous.path} and {path} are both {identity[1]} (seed {identity[2]}) on {identity[0]} but ran "
+                             f"different settings: {'; '.join(mixed_settings([previous, run]))}")  # fmt: skip
+            continue
         if previous is not None:  # the same seed twice: a folder and its export, or CleanRL's names with a time
             kept, dropped = (run, previous) if run.steps[-1] > previous.steps[-1] else (previous, run)
             if kept.steps[-1] != dropped.steps[-1]:
                 notes.append(f"{dropped.path}: left out: {kept.path} is the same env, condition and seed and ran longer")
             run = kept
         runs[identity] = run
-    return Found(list(runs.values()), unidentified, empty, notes)
+    return Found(list(runs.values()), unidentified, empty, notes, conflicts)
