@@ -34,6 +34,11 @@ MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
 
 @dataclass
 class Args:
+    """CAMEL-SAC: CleanRL's SAC with the paper's CAMEL (action masking around a guide's action, the masking-aware actor,
+    epsilon masking); no CAMEL+ parts (camel_td3.py has them).
+
+    The flags a first run needs: --env-id, --llm-policy (the guide file, e.g. policies/hopper.py; without a guide,
+    plain SAC), --total-timesteps. --resume runs/RUN continues a stopped run."""
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
     """the name of this experiment: by default the condition its flags make, as scripts/sweep.py names runs (baseline:
     no guide; camel: the paper's CAMEL; camel_qbc_gwarm: CAMEL+; camel_utils/conditions.py), so runs of different methods
@@ -43,7 +48,7 @@ class Args:
     torch_deterministic: bool = True
     """run cuDNN deterministically (turn off with --no-torch-deterministic)"""
     cuda: bool = True
-    """if toggled, cuda will be enabled by default"""
+    """use a CUDA GPU where there is one (--no-cuda: the CPU even then)"""
     track: bool = False
     """if toggled, this experiment will be tracked with Weights and Biases (needs `pip install wandb`)"""
     wandb_project_name: str = "camel"

@@ -37,6 +37,12 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 
 @dataclass
 class Args:
+    """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896). CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
+
+    The flags a first run needs: --env-id (a Gymnasium env with continuous actions), --llm-policy (the guide file,
+    e.g. policies/hopper.py; without a guide, plain TD3), --total-timesteps (1M: about 2 h on one Intel Xeon core, docs/benchmark.md). Then
+    --paper for the paper's CAMEL, --resume runs/RUN to continue a stopped run, --seed for a sweep
+    (scripts/sweep.py). Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; TensorBoard: tensorboard --logdir runs"""
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
     """the name of this experiment: by default the condition its flags make, as scripts/sweep.py names runs (baseline:
     no guide; camel: the paper's CAMEL; camel_qbc_gwarm: CAMEL+; camel_utils/conditions.py), so runs of different methods
@@ -46,7 +52,7 @@ class Args:
     torch_deterministic: bool = True
     """run cuDNN deterministically (turn off with --no-torch-deterministic)"""
     cuda: bool = True
-    """if toggled, cuda will be enabled by default"""
+    """use a CUDA GPU where there is one (--no-cuda: the CPU even then)"""
     track: bool = False
     """if toggled, this experiment will be tracked with Weights and Biases (needs `pip install wandb`)"""
     wandb_project_name: str = "camel"

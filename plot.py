@@ -89,8 +89,8 @@ from camel_utils.conditions import condition_label, order_key
 from camel_utils.results.export import export_runs, listing, plural
 from camel_utils.results.figures import draw_figure
 from camel_utils.results.guides import read_guide_returns
-from camel_utils.results.runs import load_runs, mixed_settings
-from camel_utils.results.tables import format_steps, results_markdown
+from camel_utils.results.runs import exported_runs, load_runs, mixed_settings
+from camel_utils.results.tables import format_steps, results_markdown, run_list
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
@@ -324,7 +324,29 @@ def export(args):
     return 0
 
 
+@dataclass
+class RunListArgs:
+    runs_dir: tyro.conf.Positional[str] = "docs/results/runs"
+    """folder of exported runs"""
+    to: str = "docs/results/runs.md"
+    """the Markdown file to write"""
+
+
+def runlist(args):
+    """The list of the exported runs under runs_dir, as Markdown (camel_utils.results.tables.run_list)."""
+    records = [record for _, record in exported_runs(args.runs_dir)]
+    if not records:
+        print(f"error: no exported runs under {args.runs_dir} (python plot.py export runs/ --to {args.runs_dir})", file=sys.stderr)
+        return 1
+    with open(args.to, "w") as f:
+        f.write(run_list(records))
+    print(f"wrote {args.to}: {plural(len(records), 'run')}")
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["export"]:
         sys.exit(export(tyro.cli(ExportArgs, args=sys.argv[2:], prog="plot.py export")))
+    if sys.argv[1:2] == ["runlist"]:
+        sys.exit(runlist(tyro.cli(RunListArgs, args=sys.argv[2:], prog="plot.py runlist")))
     sys.exit(main(tyro.cli(Args)))

@@ -102,13 +102,14 @@ class Args:
     """seed of the first repeat (repeat i uses seed + i, the same for every variant and CleanRL)"""
     variants: tuple[str, ...] = (
         "baseline=",
+        "camel-plus=--llm-policy {guide} --no-epsilon-masking",
         "camel=--llm-policy {guide} --paper --no-epsilon-masking",
         "camel-two-qnetworks=--llm-policy {guide} --paper --no-epsilon-masking --no-fast-update",
         "camel-compile=--llm-policy {guide} --paper --no-epsilon-masking --compile",
     )
     """configurations of camel_td3.py to measure, each NAME=FLAGS ({guide} stands for --guide-policy):
-    our TD3 baseline, the paper's CAMEL (--paper: CleanRL's TD3 has no guide BC to weigh against), the same with the
-    plain update (CleanRL's two separate critics and autograd), and compiled.
+    our TD3 baseline, CAMEL+ (the default, what users run), the paper's CAMEL (--paper), the same with the plain
+    update (CleanRL's two separate critics and autograd), and compiled.
     The camel variants mask every step (--no-epsilon-masking), so the guide is called at every step: the
     most the masking can cost; with epsilon masking the guide is called on fewer steps"""
     variant: tyro.conf.UseAppendAction[tuple[str, ...]] = ()

@@ -26,7 +26,7 @@ import tyro
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import camel_td3  # noqa: E402
-from camel_utils import fast_update  # noqa: E402
+from camel_utils import fast_update as fast  # noqa: E402
 from camel_td3 import ReplayBuffer, make_env  # noqa: E402
 from benchmark import cpu_model, cpu_simd  # noqa: E402
 from camel_utils.guide import full_bounds, to_env_units  # noqa: E402
@@ -49,10 +49,15 @@ class Args:
     """camel_td3.py's --flush-denormal"""
     masking_aware: bool = True
     """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
+    camel_plus: bool = True
+    """CAMEL+'s update, camel_td3.py's default (the guide bootstrap in the critics' target, Q-filtered guide BC in the
+    actor's; the buffer holds the guide's actions): --no-camel-plus for the paper's CAMEL"""
     rows: int = 25
     """operator rows printed"""
     repeats: int = 5
     """timed repeats of the updates and of the throughput products (their median is printed)"""
+    stages: bool = False
+    """also time the fast update stage by stage (a table of each stage's microseconds per update)"""
 
 
 def matmul_flops(events):
@@ -95,28 +100,31 @@ def products_alone(events, updates, repeats=5):
     return float(np.median(timings)) * 1e3
 
 
-def filled_buffer(env, steps, seed=1):
+def filled_buffer(env, steps, seed=1, guide_actions=False):
     """A replay buffer of `steps` transitions of `env` under uniform random actions (unmasked bounds), as the warm-up
-    of a training run fills it."""
+    of a training run fills it; with guide_actions (CAMEL+'s buffer), a guide's action in s and s' too (uniform
+    random ones: the update's cost does not depend on which)."""
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu")
+    rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu", guide_actions=guide_actions)
     rng = np.random.default_rng(seed)
     low, high = full_bounds(action_dim)
     obs, _ = env.reset(seed=seed)
     for _ in range(steps):
         action = to_env_units(rng.uniform(low, high), env.action_space)
         next_obs, reward, terminated, truncated, _ = env.step(action)
-        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high)
+        guides = [to_env_units(rng.uniform(low, high), env.action_space) for _ in range(2)] if guide_actions else [None, None]
+        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high, *guides)
         obs = env.reset()[0] if terminated or truncated else next_obs
     return rb
 
 
-def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=None, fused_adam=True, stages=None):
+def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=None, fused_adam=True, stages=None, camel_plus=False):
     """One TD3 update as camel_td3.py's loop makes it, as update(step): a batch from rb, the critics' update, and
     every policy_frequency steps the actor's and the targets' (every hyperparameter camel_td3.py's default, fresh
     networks from torch seed 1). fast_update: camel_utils/fast_update.py's update, else the plain one (autograd).
     compile_options: torch.compile's keyword arguments for the update functions (None: eager), as --compile does.
-    stages: a dict that, for the fast eager update, sums each stage's seconds under its name."""
+    stages: a dict that, for the fast eager update, sums each stage's seconds under its name. camel_plus: CAMEL+'s
+    update (rb must hold the guide's actions)."""
     td3 = camel_td3.Args(paper=True)  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
     torch.manual_seed(1)
     actor, target_actor = camel_td3.Actor(env, masking_aware), camel_td3.Actor(env, masking_aware)
@@ -125,18 +133,24 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
     update_critics, update_actor = camel_td3.update_critics, camel_td3.update_actor
+    update_actor_with_guide_bc = camel_td3.update_actor_with_guide_bc
     if fast_update:  # as camel_td3.py does it
-        fast_update.fuse_critics(qf1, qf2)
-        fast_update.fuse_critics(qf1_target, qf2_target)
-        update_critics, update_actor = fast_update.update_critics, fast_update.update_actor
+        fast.fuse_critics(qf1, qf2)
+        fast.fuse_critics(qf1_target, qf2_target)
+        update_critics, update_actor = fast.update_critics, fast.update_actor
+        update_actor_with_guide_bc = fast.update_actor_with_guide_bc
     q_optimizer = torch.optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=td3.learning_rate, fused=fused_adam)
     actor_optimizer = torch.optim.Adam(actor.parameters(), lr=td3.learning_rate, fused=fused_adam)
 
     def critic_step(data):
-        return update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise, td3.noise_clip)
+        return update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise,
+                              td3.noise_clip, camel_plus)  # fmt: skip
 
     def actor_step(data):
-        update_actor(data, actor, qf1, actor_optimizer)
+        if camel_plus:
+            update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, camel_td3.Args().guide_bc_coef)
+        else:
+            update_actor(data, actor, qf1, actor_optimizer)
         camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
 
     if compile_options is not None:
@@ -149,7 +163,8 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
             actor_step(data)
 
     if stages is not None:
-        update = staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb)
+        update = staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb,
+                                    camel_plus)  # fmt: skip
     update.networks = [actor, qf1, qf2, target_actor, qf1_target, qf2_target]  # for tests
     return update
 
@@ -162,9 +177,12 @@ def seconds_per_update(update, count):
     return (time.perf_counter() - start) / count
 
 
-def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb):
-    """camel_utils/fast_update.py's update (the paper's CAMEL) stage by stage, each stage's seconds added to stages[name]."""
-    critics, critics_target = fast_update.fused(qf1, qf2), fast_update.fused(qf1_target, qf2_target)
+def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, actor_optimizer, rb,
+                       camel_plus=False):  # fmt: skip
+    """camel_utils/fast_update.py's update (the paper's CAMEL, or CAMEL+'s) stage by stage, each stage's seconds added
+    to stages[name]: the same operations as fast_update.update_critics and update_actor(_with_guide_bc), with clocks
+    between them."""
+    critics, critics_target = fast.fused(qf1, qf2), fast.fused(qf1_target, qf2_target)
     clock = time.perf_counter
 
     def timed(name, start):
@@ -177,19 +195,28 @@ def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, q
         data = rb.sample(td3.batch_size)
         start = timed("sample a batch", start)
         with torch.no_grad():
-            next_actions = fast_update.target_action(data, target_actor, td3.policy_noise, td3.noise_clip)
+            next_actions = fast.target_action(data, target_actor, td3.policy_noise, td3.noise_clip)
             start = timed("target actor in s' (1 product of 256x256x256)", start)
             next_q = critics_target(data.next_observations, next_actions).min(0).values
+            start = timed("target critics in s' (2 products)", start)
+            if camel_plus:  # the guide bootstrap
+                q_guide = critics_target(data.next_observations, data.next_guide_actions).min(0).values
+                has_guide = data.next_has_guide.view_as(next_q) > 0
+                next_q = torch.where(has_guide, torch.maximum(next_q, q_guide), next_q)
+                start = timed("CAMEL+: target critics on g(s') and the max (2 products)", start)
             y = data.rewards.flatten() + (1 - data.dones.flatten()) * td3.gamma * next_q
-            start = timed("target critics in s' and the target (2 products)", start)
-            fast_update.twin_critic_grads(critics, data.observations, data.actions, y)
+            fast.twin_critic_grads(critics, data.observations, data.actions, y)
             start = timed("critics forward and backward (6 products)", start)
         q_optimizer.step()
         start = timed("critics' Adam step", start)
         if step % td3.policy_frequency == 0:
             with torch.no_grad():
-                fast_update.actor_grads(actor, critics, data.observations, data.low, data.high)
-            start = timed("actor's gradient, every 2nd update (5 products)", start)
+                if camel_plus:
+                    fast.actor_grads_with_guide_bc(actor, critics, data, camel_td3.Args().guide_bc_coef)
+                else:
+                    fast.actor_grads(actor, critics, data.observations, data.low, data.high)
+            name = "CAMEL+: actor's gradient with Q-filtered guide BC" if camel_plus else "actor's gradient (5 products)"
+            start = timed(name + ", every 2nd update", start)
             actor_optimizer.step()
             start = timed("actor's Adam step, every 2nd update", start)
             camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
@@ -202,7 +229,20 @@ def main(args):
     torch.set_num_threads(1)
     torch.set_flush_denormal(args.flush_denormal)
     env = make_env(args.env_id, 1, 0, False, "profile")()
-    update = td3_update(env, filled_buffer(env, args.steps), args.fast_update, args.masking_aware)
+    update = td3_update(env, filled_buffer(env, args.steps, guide_actions=args.camel_plus), args.fast_update, args.masking_aware,
+                        camel_plus=args.camel_plus)  # fmt: skip
+    print(f"update: {'CAMEL+ (the default)' if args.camel_plus else 'the paper CAMEL'}, {'fast' if args.fast_update else 'plain'}")
+    if args.stages:  # each stage's share, timed apart (the clocks cost a little themselves)
+        stages = {}
+        staged = td3_update(env, filled_buffer(env, args.steps, guide_actions=args.camel_plus), args.fast_update, args.masking_aware,
+                            stages=stages, camel_plus=args.camel_plus)  # fmt: skip
+        seconds_per_update(staged, args.steps)
+        stages.clear()
+        seconds_per_update(staged, args.profiled * args.repeats)
+        total = sum(stages.values())
+        print("| stage | us per update | share |\n|---|---|---|")
+        for name, seconds in stages.items():
+            print(f"| {name} | {seconds / (args.profiled * args.repeats) * 1e6:.0f} | {seconds / total:.0%} |")
 
     print(f"{args.steps} warm-up updates: {seconds_per_update(update, args.steps) * 1e3:.2f} ms per update")
     # the update without the profiler, the same steps as the profiled loop below

@@ -47,12 +47,13 @@ GUIDE_LABELS = {
 }
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
-# Before --guide-bootstrap had a flag, guide BC and the guide proposal bootstrapped the TD target from the guide (the
-# buffer kept its actions): prop, bc and qbc bring that flag, so the committed runs' names keep their meaning.
+# Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer kept its
+# actions): qbc brings that flag, so the committed runs' names keep their meaning. prop and bc name levers that have
+# left camel_td3.py (last at commit 6abd027): their runs keep their labels, and a sweep can no longer run them.
 VARIANT_LABELS = {
-    "prop": ("--guide-proposal --guide-bootstrap", "guide proposal"),
-    "bc": ("--guide-bc-coef 0.4 --guide-bc-fade --no-guide-bc-q-filter --guide-bootstrap", "guide BC + guide bootstrap"),
-    "qbc": ("--guide-bc-coef 0.4 --no-guide-bc-fade --guide-bc-q-filter --guide-bootstrap", "Q-filtered guide BC + guide bootstrap"),
+    "prop": (None, "guide proposal"),
+    "bc": (None, "guide BC + guide bootstrap"),
+    "qbc": ("--guide-bc-coef 0.4 --guide-bootstrap", "Q-filtered guide BC + guide bootstrap"),
     "boot": ("--guide-bootstrap", "guide bootstrap"),
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
     "noboot": ("--no-guide-bootstrap", "no guide bootstrap"),
@@ -61,13 +62,17 @@ VARIANT_LABELS = {
 }
 
 
-
 def variant_flags(variant):
     """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm: the Q-filtered guide BC's and the
-    guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives."""
+    guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives. ValueError for a VARIANT
+    that names a lever which has left the trainer."""
     parts = variant.split("_") if variant else []
     if not parts or not all(part in VARIANT_LABELS for part in parts):
         return []
+    retired = [part for part in parts if VARIANT_LABELS[part][0] is None]
+    if retired:
+        raise ValueError(f"VARIANT {variant}: {retired[0]} ({VARIANT_LABELS[retired[0]][1]}) has left camel_td3.py; "
+                         "its runs were made with commit 6abd027")  # fmt: skip
     return [flag for part in parts for flag in VARIANT_LABELS[part][0].split()]
 
 
@@ -86,7 +91,7 @@ def learning_starts_suffix(learning_starts):
     """The name's suffix for a --learning-starts: none for the default, _ls25k for 25000."""
     if learning_starts == DEFAULT_LEARNING_STARTS:
         return ""
-    return f"_ls{format_steps(learning_starts)}"
+    return f"_ls{learning_starts // 1000}k" if learning_starts % 1000 == 0 else f"_ls{learning_starts}"  # LEARNING_STARTS reads it
 
 
 def split(condition):
@@ -100,9 +105,13 @@ def split(condition):
     return match[1], int(match[2]) * (1000 if match[3] else 1), no_ma_em
 
 
-def format_steps(steps):
-    """25k for 25000, 2500 for 2500."""
-    return f"{steps // 1000}k" if steps % 1000 == 0 else str(steps)
+def format_steps(step):
+    """A step count as figures, tables and labels show it: 1M, 25k, 2.5k, 300."""
+    if step >= 1_000_000 and step % 100_000 == 0:
+        return f"{step / 1_000_000:g}M"
+    if step >= 1_000 and step % 100 == 0:
+        return f"{step / 1_000:g}k"
+    return str(step)
 
 
 def without_settings(condition):

@@ -30,7 +30,7 @@ from typing import Annotated
 import tyro
 
 from camel_utils.cli import module_command, shown_path
-from camel_utils.conditions import camel_plus_parts, is_hub_repo_id, method_name
+from camel_utils.conditions import CAMEL_PLUS, camel_plus_parts, is_hub_repo_id, method_name
 
 PAPER = "[CAMEL: Continuous Action Masking Enabled by Large Language Models](https://arxiv.org/abs/2502.11896)"
 
@@ -112,7 +112,8 @@ def camel_plus_lines(args):
         return ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]
     coef = f" (coefficient {args['guide_bc_coef']:g})" if args.get("guide_bc_coef") else ""
     used = [part + (coef if part == "Q-filtered guide BC" else "") for part in parts] + probes
-    return [f"- algorithm: {method}: beyond the paper, {'; '.join(used)}"]
+    lines = [f"- algorithm: {method}: beyond the paper, {'; '.join(used)}"]
+    return lines + ([f"- {CAMEL_PLUS}"] if method == "CAMEL+" else [])
 
 
 KEY_HYPERPARAMETERS = ("env_id", "seed", "total_timesteps", "learning_starts", "batch_size", "buffer_size", "gamma", "tau",

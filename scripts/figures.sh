@@ -75,19 +75,26 @@ figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
                   --seeds standstill_qbc_gwarm=1 --seeds lean_qbc_gwarm=1
 # the chosen lever confirmed on seeds 6-10, not those it was chosen on (1-2), beside the 5-seed TD3 and paper's CAMEL
 figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel_tuned_qbc_gwarm \
-                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+ (Q-filtered guide BC + guide warm-up), tuned guide, seeds 6-10"
+                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+, tuned guide, seeds 6-10"
 # the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
 figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
-                  --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ (Q-filtered guide BC + guide warm-up), LLM-written guide, seeds 6-10"
+                  --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+, LLM-written guide, seeds 6-10"
 # and with the poor guides on seeds 6-10 (the paper's CAMEL with them: Walker2d-v4 at these settings, seeds 1-3)
 figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \
                   --seeds standstill_qbc_gwarm=6-10 --seeds lean_qbc_gwarm=6-10
+# the ablation of CAMEL+ (issue 36): each part removed in turn, the LLM-written guides, fresh seeds 11-15
+figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+                  --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
+                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm \
+                  --label "camel=paper's CAMEL, LLM-written guide" --label "camel_qbc_gwarm=CAMEL+, LLM-written guide"
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
-# docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date
+# docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date;
+# and the list of committed runs, docs/results/runs.md
 if [ "$out" = docs/results ]; then
+  "$python" plot.py runlist "$runs" --to docs/results/runs.md
   "$python" -c 'import pathlib; from camel_utils.results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"
 fi

@@ -189,8 +189,11 @@ def parse_condition(text, guides, expert_model, env_id, path):
 def with_variant(condition, variant, trainer="td3"):
     """The condition under VARIANT's name, NAME_VARIANT (NAME_VARIANT_no_ma_em for a _no_ma_em one), with the same
     flags: EXTRA_ARGS gives the variant's own, except a camel_td3.py VARIANT made of CAMEL+ levers, which brings their
-    flags (camel_conditions.variant_flags). The levers act on a guide: without one, the run stays `baseline`."""
-    levers = variant_flags(variant) if trainer == "td3" else []
+    flags (camel_utils.conditions.variant_flags). The levers act on a guide: without one, the run stays `baseline`."""
+    try:
+        levers = variant_flags(variant) if trainer == "td3" else []
+    except ValueError as e:  # a lever that has left the trainer
+        raise UsageError(str(e)) from None
     if not variant or (levers and condition.name == "baseline"):
         return condition
     base = condition.name.removesuffix(NO_MA_EM)

@@ -16,6 +16,7 @@ import torch
 import yaml
 from torch.utils.tensorboard import SummaryWriter
 
+from camel_utils.conditions import CAMEL_PLUS
 from camel_utils.hub import algorithm_name, camel_plus_lines
 from camel_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
@@ -228,7 +229,7 @@ def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_pa
 @pytest.mark.parametrize(
     "args, line",
     [({"guide_bc_coef": 0.4, "guide_bootstrap": True, "warmup_actions": "guide"},
-      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide bootstrap; guide warm-up"]),
+      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide bootstrap; guide warm-up", f"- {CAMEL_PLUS}"]),
      ({"guide_bc_coef": 0.0, "guide_bootstrap": False, "warmup_actions": "uniform", "paper": True},
       ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]),
      ({"guide_bc_coef": 0.4, "guide_bootstrap": False, "warmup_actions": "guide"},

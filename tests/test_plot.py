@@ -756,3 +756,20 @@ def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
     shutil.rmtree(runs / "Hopper-v4__camel_td3__1__200")
     write_run(runs, "Hopper-v4__camel_td3__1__300", line(range(1000, 5000, 1000), 0.2), hyperparameters=td3, finished=True)
     assert run_plot(runs, tmp_path / "plots") == 0
+
+
+def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
+    from camel_utils.results.tables import run_list
+
+    def record(env_id, condition, seed, final, cpu=None):
+        finished = {"cpu": cpu} if cpu else {}
+        return {"env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": 100_000, "finished": finished,
+                "curves": {"eval/episodic_return": [[50_000, 1.0], [100_000, final]]}}  # fmt: skip
+
+    text = run_list([record("Hopper-v4", "camel_qbc_gwarm", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm", 11, 1500.6, "Intel X"),
+                     record("Hopper-v4", "baseline", 1, 400.0)])  # fmt: skip
+    assert "3 runs, 0.30M environment steps in all" in text
+    rows = [line for line in text.splitlines() if line.startswith("| Hopper-v4")]
+    assert rows == ["| Hopper-v4 | baseline | TD3 | 1 | 100k | 1: 400 |",
+                    "| Hopper-v4 | camel_qbc_gwarm | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
+    assert "CPU model recorded by 1 of the 3 runs" in text and "Intel X" in text

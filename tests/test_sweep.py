@@ -177,7 +177,7 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
 def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
     baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm"))
     assert run.exp_name == "camel_qbc_gwarm"
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--no-guide-bc-fade", "--guide-bc-q-filter", "--guide-bootstrap",
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--guide-bootstrap",
                                             "--warmup-actions", "guide", "--llm-policy", str(guide)]  # fmt: skip
     assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
     (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
@@ -216,7 +216,7 @@ def test_expert_is_found_where_train_expert_or_the_documented_hf_download_puts_i
 
 
 def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(repo, tmp_path):
-    with pytest.raises(sweep.UsageError, match=r"^TRAINER=sac needs camel_sac.py, which this checkout does not have"):
+    with pytest.raises(sweep.UsageError, match=r"^error: TRAINER=sac needs camel_sac.py, which this checkout does not have"):
         settings(repo, tmp_path, TRAINER="sac")
     (repo / "camel_sac.py").write_text("")
     s = settings(repo, tmp_path, TRAINER="sac", SEEDS="1", CONDITIONS="baseline")
@@ -398,3 +398,9 @@ def test_tiny_real_sweep_finishes_each_run_and_skips_them_on_rerun(tmp_path, gui
         assert json.loads((run / "finished.json").read_text())["total_timesteps"] == 150 and not (run / "checkpoint.pt").exists()
     again = run_script(SCRIPTS / "hopper.sh", **environ)
     assert again.returncode == 0 and "2 runs: 0 finished, 2 skipped (already finished), 0 failed" in again.stdout
+
+
+def test_a_variant_naming_a_retired_lever_is_refused_in_one_line(repo, tmp_path, guide):
+    with pytest.raises(sweep.UsageError, match=r"^error: VARIANT prop_gwarm: prop \(guide proposal\) has left camel_td3.py; its runs "
+                                               r"were made with commit 6abd027$"):  # fmt: skip
+        sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="prop_gwarm"))

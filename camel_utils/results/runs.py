@@ -42,8 +42,8 @@ ALGORITHM_SETTINGS = TRAINING_SETTINGS + GUIDE_SETTINGS
 
 def guided(settings):
     """Whether a run's logged hyperparameters give it a guide: "yes" or "no" (None for a run that logged none)."""
-    if not settings:
-        return None
+    if not any(name in settings for name in ("llm_policy", "expert_model", "random_guide")):
+        return None  # a run that logged none of them is not compared on it
     flags = [settings.get(name, "None") for name in ("llm_policy", "expert_model")] + [settings.get("random_guide", "False")]
     return "no" if flags == ["None", "None", "False"] else "yes"
 
