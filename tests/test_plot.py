@@ -738,6 +738,13 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         document = f.read()
     assert {name for name, _ in QUOTED_TABLE.findall(document)} == set(names)
     assert quote_tables(document, tmp_path) == document, "docs/results.md quotes a stale table"
+    # and the list of committed runs is the one they give
+    from camel_utils.results.runs import exported_runs
+    from camel_utils.results.tables import run_list
+
+    records = [record for _, record in exported_runs(os.path.join(REPO, "docs", "results", "runs"))]
+    with open(os.path.join(REPO, "docs", "results", "runs.md")) as f:
+        assert f.read() == run_list(records), "docs/results/runs.md is stale: scripts/figures.sh"
 
 
 def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
