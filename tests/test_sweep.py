@@ -404,3 +404,16 @@ def test_a_variant_naming_a_retired_lever_is_refused_in_one_line(repo, tmp_path,
     with pytest.raises(sweep.UsageError, match=r"^error: VARIANT prop_gwarm: prop \(guide proposal\) has left camel_td3.py; its runs "
                                                r"were made with commit 6abd027$"):  # fmt: skip
         sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="prop_gwarm"))
+
+
+def test_the_ablation_script_plans_camel_plus_each_part_removed_and_the_papers_camel():
+    env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper", "SEEDS": "11"}
+    result = subprocess.run(["bash", str(REPO / "scripts" / "ablation.sh")], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    starts = [line.split() for line in result.stdout.splitlines() if line.startswith("start")]
+    assert [words[1] for words in starts] == ["camel_qbc_gwarm", "camel_qbc_gwarm_noboot", "camel_boot_gwarm", "camel_qbc", "camel"]
+    flags = {words[1]: " ".join(words[5:]) for words in starts}
+    assert "--guide-bc-coef 0.4 --guide-bootstrap --warmup-actions guide" in flags["camel_qbc_gwarm"]
+    assert flags["camel_qbc_gwarm_noboot"].endswith("--no-guide-bootstrap --llm-policy policies/hopper.py --torch-threads 1")
+    assert "--guide-bc-coef" not in flags["camel_boot_gwarm"] and "--warmup-actions" not in flags["camel_qbc"]
+    assert "--paper --llm-policy policies/hopper.py" in flags["camel"] and "--total-timesteps 100000" in flags["camel"]
