@@ -44,9 +44,9 @@ class Args:
     --paper for the paper's CAMEL, --resume runs/RUN to continue a stopped run, --seed for a sweep
     (scripts/sweep.py). Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; TensorBoard: tensorboard --logdir runs"""
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
-    """the name of this experiment: by default the condition its flags make, as scripts/sweep.py names runs (baseline:
-    no guide; camel: the paper's CAMEL; camel_qbc_gwarm: CAMEL+; camel_utils/conditions.py), so runs of different methods
-    never share a name"""
+    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs
+    (camel_utils/conditions.py: baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+),
+    so that runs of different methods never share a name"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True

@@ -29,8 +29,11 @@ def user_folder():
 
 
 def shown_path(path):
-    """A path (relative to this process's folder, or absolute) as the user can paste it: relative to their folder."""
-    return os.path.relpath(os.path.abspath(path), user_folder())
+    """A path (relative to this process's folder, or absolute) as the user can paste it where they stand: relative to
+    their folder, or absolute where that is shorter (a path far above or beside it)."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, user_folder())
+    return relative if len(relative) <= len(absolute) else absolute
 
 
 def command(script, *args):

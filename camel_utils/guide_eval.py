@@ -381,6 +381,9 @@ def summarize(result, max_episode_steps):
         result.score = result.mean_return
 
 
+NO_PROGRESS = 0.1  # scores between -0.1 and 0.1: no real progress (the score rule above)
+
+
 def rank(results):
     """Best first: by score (-0.1 to 0.1 counting as 0), then by return; failed policies last, in their order.
     A judge's verdict plays no part."""
@@ -388,7 +391,7 @@ def rank(results):
     def key(r):
         if r.error or r.score is None:
             return (1, 0.0, 0.0)
-        return (0, 0.0 if abs(r.score) < 0.1 else -r.score, -r.mean_return)
+        return (0, 0.0 if abs(r.score) < NO_PROGRESS else -r.score, -r.mean_return)
 
     return sorted(results, key=key)
 
@@ -399,9 +402,9 @@ def best_of(ranked):
 
 
 def makes_progress(result):
-    """Whether a policy moves the robot: a score above 0 (scores under 0.1 m of progress count as 0), or any score where
-    the env has no forward position (its score is the return)."""
-    return result.forward_distance is None or (result.score or 0.0) > 0
+    """Whether a policy moves the robot forward: a score of at least 0.1 (below, the score rule counts it as 0), or any
+    score where the env has no forward position (its score is the return)."""
+    return result.forward_distance is None or (result.score or 0.0) >= NO_PROGRESS
 
 
 def train_command(result, env_id):

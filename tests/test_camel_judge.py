@@ -24,7 +24,7 @@ from camel_utils import judge as cj
 from camel_utils.llm import ModelError, gemini_backend, openai_backend
 from fake_judge import FakeJudgeServer, verdict_answer
 
-ROOT = Path(cj.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]  # the repository
 
 STILL = """import numpy as np
 

@@ -23,6 +23,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from camel_td3 import make_env
+from test_camel_td3 import printed_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
 from camel_utils.run import Checkpoints, check_common_args, load_checkpoint, resume_args
@@ -324,7 +325,7 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     stopped = subprocess.run([sys.executable, str(REPO / script), *args, "--run-name", "stopped"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=300)  # fmt: skip
     assert stopped.returncode == 130, stopped.stderr
-    assert f"interrupted at step 1234; continue with: python {script} --resume runs/stopped" in stopped.stderr
+    assert f"interrupted at step 1234; continue with: python {printed_path(REPO / script, tmp_path)} --resume runs/stopped" in stopped.stderr
     checkpoint = torch.load(tmp_path / "runs/stopped/checkpoint.pt", weights_only=False)
     assert checkpoint["global_step"] == 1234 and checkpoint["episode"] is not None
     wrappers = dict(checkpoint["episode"]["env"])

@@ -22,6 +22,7 @@ import camel_sac
 import camel_td3
 from camel_sac import ReplayBatch, mask_bounds
 from camel_utils.fast_update import BatchedCritics
+from test_camel_td3 import printed_path
 from camel_utils.guide import expert_policy, to_env_units
 from camel_sac import (
     LOG_STD_MAX, LOG_STD_MIN, MIN_MASK_WIDTH, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
@@ -328,7 +329,7 @@ def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(tmp_path, h
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
-    assert "continue with: python camel_sac.py --resume runs/b" in stderr
+    assert f"continue with: python {printed_path(REPO / 'camel_sac.py', tmp_path)} --resume runs/b" in stderr
     checkpoint = torch.load(checkpoint_path, weights_only=False)
     assert {"temperature", "a_optimizer", "actor", "qf1", "qf2", "qf1_target", "qf2_target", "guide"} <= set(checkpoint)
     assert checkpoint["temperature"]["log_alpha"].item() != 0.0  # alpha was tuned (it starts at 1)

@@ -332,6 +332,12 @@ def test_compile_falls_back_to_eager_with_a_message(capsys):
 BOOKKEEPING_GUIDE = "import numpy as np\n\ndef policy(obs):\n    return np.tanh(3.0 * np.asarray(obs)[2:5])\n"
 
 
+def printed_path(path, cwd):
+    """How the trainers print a path for a user in cwd (camel_utils.cli.shown_path): relative, or absolute if shorter."""
+    relative = os.path.relpath(path, cwd)
+    return relative if len(relative) <= len(str(path)) else str(path)
+
+
 def stop_after_first_checkpoint(workdir, args, run):
     """Start a run, wait for its first periodic checkpoint, then send SIGTERM: the run saves a checkpoint at the
     step it is on and exits. Where it stops varies; what it stored up to there does not (the run is seeded)."""
@@ -425,7 +431,7 @@ def test_short_camel_run_writes_cleanrl_and_camel_scalars(workdir):
     assert "hyperparameters" in events.Tags()["tensors"] or "hyperparameters/text_summary" in events.Tags()["tensors"]
     summary = json.loads((workdir / "runs/r/finished.json").read_text())
     assert summary["guide_failures"] == 0 and summary["total_timesteps"] == 600
-    assert "step 600/600" in result.stdout  # plain progress lines when not in a terminal
+    assert "r: 600/600 steps (100%)" in result.stderr  # plain progress lines when not in a terminal
     assert not (workdir / "runs/r/checkpoint.pt").exists()
 
 
@@ -468,13 +474,15 @@ def test_saved_model_is_cleanrl_format_and_guides_another_run_as_expert(workdir)
 def test_a_finished_run_keeps_its_model_and_says_how_to_evaluate_it(workdir):
     result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST)  # saved without asking
     assert result.returncode == 0, result.stderr
-    assert "model saved to runs/r/camel_td3.cleanrl_model" in result.stdout
-    actor_state, _, _ = torch.load(workdir / "runs/r/camel_td3.cleanrl_model", weights_only=True)
+    model = "runs/r/camel_qbc_gwarm_ls200.cleanrl_model"  # named by the run's condition: CAMEL+, learning from 200
+    assert f"model saved to {model}" in result.stdout
+    actor_state, _, _ = torch.load(workdir / model, weights_only=True)
     (command,) = [line.split("evaluate it:")[1].strip() for line in result.stdout.splitlines() if "evaluate it:" in line]
-    assert command == "python evaluate_policy.py --env-id Hopper-v4 runs/r/camel_td3.cleanrl_model"
+    assert command == f"python {printed_path(REPO / 'evaluate_policy.py', workdir)} --env-id Hopper-v4 {model}"
 
-    evaluated = subprocess.run([sys.executable, str(REPO / "evaluate_policy.py"), *command.split()[2:], "--episodes", "1",
-                                "--no-video", "--json", "agent.json"], cwd=workdir, capture_output=True, text=True, timeout=300)  # fmt: skip
+    # pasted where the user ran the trainer, it runs (here with one episode, no video and a JSON report, for speed)
+    pasted = command.replace("python ", f"{sys.executable} ", 1) + " --episodes 1 --no-video --json agent.json"
+    evaluated = subprocess.run(["bash", "-c", pasted], cwd=workdir, capture_output=True, text=True, timeout=300)
     assert evaluated.returncode == 0, evaluated.stderr
     (agent,) = json.loads((workdir / "agent.json").read_text())["candidates"]
     assert agent["kind"] == "agent" and agent["error"] is None and len(agent["episodes"]) == 1
@@ -556,7 +564,7 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues_the_step_counter(workdi
             "--checkpoint-frequency", "0", "--eval-frequency", "100000"]  # fmt: skip
     returncode, stderr = start_and_terminate(workdir, args, seconds=3)
     assert returncode == 130
-    assert "continue with: python camel_td3.py --resume runs/t" in stderr
+    assert f"continue with: python {printed_path(REPO / 'camel_td3.py', workdir)} --resume runs/t" in stderr
     first = torch.load(workdir / "runs/t/checkpoint.pt", weights_only=False)
     assert 0 < first["global_step"] < 100000 and first["replay_buffer"]["size"] == first["global_step"]
 

@@ -5,6 +5,7 @@ videos is specified in test_camel_judge.py."""
 
 import dataclasses
 import json
+import re
 import os
 import subprocess
 import sys
@@ -244,8 +245,8 @@ def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, traine
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads((tmp_path / "reports" / "r.json").read_text())
     by_name = {c["name"]: c for c in report["candidates"]}
-    assert set(by_name) == {"still", "camel_td3"} and by_name["still"]["kind"] == "guide"
-    agent = by_name["camel_td3"]
+    assert set(by_name) == {"still", "baseline_ls100"} and by_name["still"]["kind"] == "guide"
+    agent = by_name["baseline_ls100"]
     assert agent["kind"] == "agent" and agent["error"] is None and [e["seed"] for e in agent["episodes"]] == [1, 2]
 
     # the same numbers as the agent's deterministic actor run by hand, unmasked, from the same seeds
@@ -267,19 +268,36 @@ def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, traine
     markdown = (tmp_path / "reports" / "r.md").read_text()
     assert markdown.startswith("# Guide policies and trained agents for Hopper-v4")
     rows = [line for line in markdown.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
-    assert sorted(row.split("|")[2].strip().split("]")[0][1:] for row in rows) == ["camel_td3", "still"]
-    assert f"[camel_td3]({Path(os.path.relpath(trained_agent, tmp_path / 'reports')).as_posix()})" in markdown
-    assert "[mp4](../videos/camel_td3.mp4)" in markdown and (tmp_path / "videos" / "camel_td3.mp4").stat().st_size > 1000
-    assert "camel_td3" in run.stdout and "still" in run.stdout
+    assert sorted(row.split("|")[2].strip().split("]")[0][1:] for row in rows) == ["baseline_ls100", "still"]
+    assert f"[baseline_ls100]({Path(os.path.relpath(trained_agent, tmp_path / 'reports')).as_posix()})" in markdown
+    assert "[mp4](../videos/baseline_ls100.mp4)" in markdown and (tmp_path / "videos" / "baseline_ls100.mp4").stat().st_size > 1000
+    assert "baseline_ls100" in run.stdout and "still" in run.stdout
 
 
-def test_a_ranked_agent_is_trained_with_as_the_expert_guide():
+def test_a_ranked_agent_is_never_advised_as_what_to_train_with():
+    """A trained agent is what training makes: the report names it best, and advises no training with it."""
     agent = ev.PolicyResult(name="td3", path="runs/x/td3.cleanrl_model", kind="agent", episodes=[{"seed": 1, "return": 900.0, "length": 1000,
                             "fell": False, "forward_distance": 3.0, "mean_abs_action": 0.4}])  # fmt: skip
     ev.summarize(agent, 1000)
     markdown, data = ev.report([agent], {"env_id": "Hopper-v4"})
     assert data["best"] == "td3" and data["candidates"][0]["kind"] == "agent"
-    assert "`python camel_td3.py --env-id Hopper-v4 --expert-model runs/x/td3.cleanrl_model`" in markdown
+    assert "best: td3 (a trained agent; no guide file was ranked)" in markdown and "train with" not in markdown
+
+
+def test_a_guide_that_makes_no_progress_is_not_advised_and_the_report_says_why():
+    def result(name, kind, forward, ret):
+        r = ev.PolicyResult(name=name, path=f"{name}.py", kind=kind, episodes=[{"seed": 1, "return": ret, "length": 1000,
+                            "fell": False, "forward_distance": forward, "mean_abs_action": 0.0}])  # fmt: skip
+        ev.summarize(r, 1000)
+        return r
+
+    zero_torque, agent = result("zero_torque", "guide", 0.02, 1000.0), result("hopper", "agent", 3.0, 3000.0)
+    ranked = ev.rank([zero_torque, agent])
+    line = ev.advice(ranked, "Hopper-v4")
+    assert line.startswith("no guide makes progress: the best, zero_torque, scores 0.02 (0.02 m forward)") and "train with" not in line
+    assert ev.makes_progress(result("walker", "guide", 0.5, 300.0)) and not ev.makes_progress(zero_torque)
+    walker = result("walker", "guide", 0.5, 300.0)
+    assert ev.advice(ev.rank([zero_torque, walker]), "Hopper-v4").startswith("best guide: walker; train with: python ")
 
 
 @pytest.mark.parametrize("case, message", [
@@ -311,7 +329,9 @@ def test_command_line_ranks_files_and_writes_json(tmp_path):
     run = run_cli("--env-id", "Hopper-v4", *files, "--episodes", "1", "--max-episode-steps", "15", "--no-video", "--json", "out.json",
                   cwd=tmp_path)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "| rank | candidate" in run.stdout and "best: " in run.stdout
+    # neither moves forward (0.00 and -0.01): none is advised for training
+    assert "| rank | candidate" in run.stdout and "no guide makes progress: the best, still, scores 0.00" in run.stdout
+    assert "train with" not in run.stdout
     assert {c["name"] for c in json.loads((tmp_path / "out.json").read_text())["candidates"]} == {"still", "forward"}
     assert "\r" not in run.stderr and "it/s" not in run.stderr  # no progress bar drawn into a pipe or a log file
 
@@ -350,7 +370,9 @@ def test_progress_draws_no_bar_where_stderr_is_not_a_terminal(capsys):
         progress.advance_to(3)
     out, err = capsys.readouterr()
     assert out == "still: score 0.00\n"
-    assert err.splitlines() == ["evaluating: 1/3 episodes (still)", "evaluating: 3/3 episodes (still)"] and "\r" not in err
+    lines = err.splitlines()  # each with the share done and, before the end, the time left at the rate so far
+    assert len(lines) == 2 and re.fullmatch(r"evaluating: 1/3 episodes \(33%, \d+ s left\) \| still", lines[0]), lines
+    assert lines[1] == "evaluating: 3/3 episodes (100%) | still" and "\r" not in err
 
 
 def test_a_failure_names_the_policy_file_as_given_not_its_absolute_path(tmp_path):

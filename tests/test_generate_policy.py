@@ -234,7 +234,7 @@ def test_bad_input_stops_with_one_usage_error_before_anything_is_written(tmp_pat
 
 def test_output_dir_that_cannot_be_written_or_holds_a_run_is_refused(tmp_path, gemini_key):
     (tmp_path / "file").write_text("")
-    with pytest.raises(gp.UsageError, match="^--output-dir .*: cannot write there"):
+    with pytest.raises(gp.UsageError, match="^error: --output-dir .*: cannot write there"):
         gp.main(make_args(tmp_path, output_dir=str(tmp_path / "file" / "out")))
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "report.json").write_text("{}")

@@ -39,15 +39,30 @@ def test_the_limit_counts_the_fast_updates_matrix_products_as_computed_by_hand()
     per_update = critic_update + actor_update / 2  # the actor learns every second step (policy_frequency 2)
     assert per_update == 404_553_728  # 316,669,952 + 175,767,552 / 2
 
-    command = [sys.executable, "benchmarks/profile_update.py", "--steps", "300", "--profiled", "20", "--repeats", "1", "--rows", "1"]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    mflop = float(re.search(r"matrix products per update: ([\d.]+) MFLOP", result.stdout).group(1))
-    assert mflop == round(per_update / 1e6, 1), result.stdout
-    rates = [float(r) for r in re.findall(r"x\d+ ([\d.]+) GFLOP/s", result.stdout)]
-    limit_ms = float(re.search(r"limit \(those FLOPs at [\d.]+ GFLOP/s\): ([\d.]+) ms per update", result.stdout).group(1))
-    # the printed rates and limit are rounded (0.1 GFLOP/s, 0.01 ms): a hundredth of a millisecond covers both
-    assert len(rates) == 2 and limit_ms == pytest.approx(per_update / max(rates) / 1e6, abs=0.01), result.stdout
+    # CAMEL+ (the default): the guide bootstrap's target critics at g(s'); the actor on the batch twice (its bounds and
+    # [-1, 1]), Q1 at its action, both critics at g(s) and at the unmasked action (the Q-filter), back through twice
+    twice = 2 * batch
+    plus_critic_update = critic_update + products(*twin_critic_forward)
+    plus_actor_update = products(
+        (1, twice, actor_in, hidden), (1, twice, hidden, hidden), (1, twice, hidden, act),  # the actor, both bounds
+        (1, batch, critic_in, hidden), (1, batch, hidden, hidden), (1, batch, hidden, 1),  # Q1(s, actor(s, low, high))
+        (1, batch, hidden, hidden), (1, batch, hidden, act),  # back through Q1 to the action
+        (2, twice, critic_in, hidden), (2, twice, hidden, hidden), (2, twice, hidden, 1),  # the Q-filter's critics
+        (1, twice, act, hidden), (1, twice, hidden, hidden),  # back through the actor's layers 3 and 2
+        (1, hidden, twice, actor_in), (1, hidden, twice, hidden), (1, act, twice, hidden),  # its weight gradients
+    )  # fmt: skip
+    assert plus_critic_update + plus_actor_update / 2 == 599_785_472  # 387,710,976 + 424,148,992 / 2
+
+    for flags, expected in [(["--no-camel-plus"], per_update), ([], plus_critic_update + plus_actor_update / 2)]:
+        command = [sys.executable, "benchmarks/profile_update.py", "--steps", "300", "--profiled", "20", "--repeats", "1", "--rows", "1", *flags]
+        result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        mflop = float(re.search(r"matrix products per update: ([\d.]+) MFLOP", result.stdout).group(1))
+        assert mflop == round(expected / 1e6, 1), result.stdout
+        rates = [float(r) for r in re.findall(r"x\d+ ([\d.]+) GFLOP/s", result.stdout)]
+        limit_ms = float(re.search(r"limit \(those FLOPs at [\d.]+ GFLOP/s\): ([\d.]+) ms per update", result.stdout).group(1))
+        # the printed rates and limit are rounded (0.1 GFLOP/s, 0.01 ms): a hundredth of a millisecond covers both
+        assert len(rates) == 2 and limit_ms == pytest.approx(expected / max(rates) / 1e6, abs=0.01), result.stdout
     alone_ms = float(re.search(r"the same products alone, back to back \(warm, contiguous operands\): ([\d.]+) ms", result.stdout).group(1))
     assert alone_ms > 0, result.stdout
 
@@ -72,7 +87,8 @@ def test_products_alone_replays_each_shape_as_often_per_update_as_the_profile_sa
     assert seen == one_pass * 5  # an untimed pass, then the 4 timed ones
 
 
-def test_the_staged_fast_update_is_the_fast_update_bit_for_bit():
+@pytest.mark.parametrize("camel_plus", [False, True], ids=["paper", "camel+"])
+def test_the_staged_fast_update_is_the_fast_update_bit_for_bit(camel_plus):
     # profile_update.td3_update(stages=...) times the fast update stage by stage: the same update, or its times say nothing
     sys.path.insert(0, str(REPO / "benchmarks"))
     import torch
@@ -80,15 +96,15 @@ def test_the_staged_fast_update_is_the_fast_update_bit_for_bit():
     from profile_update import filled_buffer, td3_update
 
     env = make_env("Hopper-v4", 1, 0, False, "test")()
-    rb = filled_buffer(env, 300)
+    rb = filled_buffer(env, 300, guide_actions=camel_plus)
     stages = {}
     runs = []
-    for update in [td3_update(env, rb), td3_update(env, rb, stages=stages)]:
+    for update in [td3_update(env, rb, camel_plus=camel_plus), td3_update(env, rb, stages=stages, camel_plus=camel_plus)]:
         torch.manual_seed(2)  # the same batches and target noise
         for step in range(4):
             update(step)
         runs.append([{k: v.clone() for k, v in net.state_dict().items()} for net in update.networks])
     for fast, staged in zip(*runs):
         assert all(torch.equal(fast[key], staged[key]) for key in fast)
-    assert runs[0][0]["fc2.weight"].sum() != td3_update(env, rb).networks[0].state_dict()["fc2.weight"].sum()  # it learned
-    assert len(stages) == 8 and all(seconds > 0 for seconds in stages.values())
+    assert runs[0][0]["fc2.weight"].sum() != td3_update(env, rb, camel_plus=camel_plus).networks[0].state_dict()["fc2.weight"].sum()  # it learned
+    assert len(stages) == (9 if camel_plus else 8) and all(seconds > 0 for seconds in stages.values())
