@@ -40,9 +40,9 @@ class Args:
     The flags a first run needs: --env-id, --llm-policy (the guide file, e.g. policies/hopper.py; without a guide,
     plain SAC), --total-timesteps. --resume runs/RUN continues a stopped run."""
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
-    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs
-    (camel_utils/conditions.py: baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+),
-    so that runs of different methods never share a name"""
+    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
+    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
+    Runs of different methods never share a name"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True

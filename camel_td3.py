@@ -44,9 +44,9 @@ class Args:
     --paper for the paper's CAMEL, --resume runs/RUN to continue a stopped run, --seed for a sweep
     (scripts/sweep.py). Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; TensorBoard: tensorboard --logdir runs"""
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
-    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs
-    (camel_utils/conditions.py: baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+),
-    so that runs of different methods never share a name"""
+    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
+    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
+    Runs of different methods never share a name"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -116,18 +116,18 @@ class Args:
     """seconds a single guide call may take before that step goes unmasked"""
     # CAMEL+: the default's three parts beyond the paper (docs/design.md); --paper gives each the paper's value
     paper: bool = False
-    """run the paper's CAMEL exactly: --guide-bc-coef 0, --no-guide-bootstrap, --warmup-actions uniform, wherever the
-    command does not set them (a lever flag beside --paper still applies: scripts/sweep.py runs variants so)"""
+    """run the paper's CAMEL exactly: --guide-bc-coef 0, --no-guide-bootstrap and --warmup-actions uniform where the command does not set them;
+    a lever flag beside --paper still applies (scripts/sweep.py runs variants so)"""
     guide_bc_coef: float = 0.4
-    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s)
-    at least as high as its own action, min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter):
+    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action,
+    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter);
     the actor loss gains coef * mean|Q1| * mean squared distance to g(s) in normalised units (0: off; --paper: 0)"""
     guide_bootstrap: bool = True
-    """the guide bootstrap: the TD target bootstraps from the better of the target actor's and the guide's action in s',
+    """the guide bootstrap: the TD target bootstraps from the better of the target actor's and the guide's action in s':
     max(min(Q1', Q2')(s', a'), min(Q1', Q2')(s', g(s'))), wherever the guide gave an action in s' (--paper: off)"""
     warmup_actions: Literal["uniform", "guide"] = "guide"
-    """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale
-    exploration-noise) clamped into the box; uniform: uniform in the box, as the paper (--paper: uniform)"""
+    """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
+    uniform: uniform in the box, as the paper (--paper: uniform)"""
     # a probe, not part of the default (docs/design.md): more critic updates per step, kept stable by layer norm
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);

@@ -484,6 +484,7 @@ class Run:
         self.writer.add_scalar("eval/episodic_length", eval_length, step)
         if self.progress is not None:
             self.progress.set_postfix(self.postfix(eval=self.eval_return))
+            self.progress.advance_to(step)
 
     def after_step(self, global_step, info, epsilon, masked, episode_over, next_state):
         """The end of step `global_step` (whose info, epsilon and mask are given; next_state is the loop's (next_obs,

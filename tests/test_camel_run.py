@@ -334,7 +334,7 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     resumed = trainer(script, tmp_path, "--resume", "runs/stopped")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming stopped at step 1234 in the middle of an episode" in resumed.stderr
-    whole_models, resumed_models = (torch.load(tmp_path / f"runs/{run}/{script[:-3]}.cleanrl_model", weights_only=True) for run in ["whole", "stopped"])
+    whole_models, resumed_models = (torch.load(next((tmp_path / f"runs/{run}").glob("*.cleanrl_model")), weights_only=True) for run in ["whole", "stopped"])
     for whole_state, resumed_state in zip(whole_models, resumed_models):  # the actor's, qf1's and qf2's
         for name in whole_state:
             assert torch.equal(whole_state[name], resumed_state[name]), name
