@@ -119,7 +119,7 @@ class Args:
     """run the paper's CAMEL exactly: --guide-bc-coef 0, --no-guide-bootstrap and --warmup-actions uniform where the command does not set them;
     a lever flag beside --paper still applies (scripts/sweep.py runs variants so)"""
     guide_bc_coef: float = 0.4
-    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action,
+    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action:
     min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter);
     the actor loss gains coef * mean|Q1| * mean squared distance to g(s) in normalised units (0: off; --paper: 0)"""
     guide_bootstrap: bool = True
