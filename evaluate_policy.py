@@ -12,7 +12,7 @@
 #   python evaluate_policy.py --env-id Hopper-v4 policies/*.py --judge-model gemini-2.5-flash   # and a multimodal model's verdicts
 #
 # The evaluation itself (the child process per policy, the measurements, the score, the ranking, the report) is
-# camel_eval.py's, whose header explains the score; the optional judge is camel_judge.py's. This script reads the
+# camel_utils/guide_eval.py's, whose header explains the score; the optional judge is camel_utils/judge.py's. This script reads the
 # command line, checks it, and prints and writes what they give.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.

@@ -7,10 +7,10 @@
 # scores well and goes nowhere). This script does that loop and automates the screening:
 #   1. fill a prompt template from prompts/ with the env's own documentation and XML (from Gymnasium's files)
 #   2. ask the model once per candidate; save each code file, raw response and prompt as soon as it arrives
-#   3. refuse code that fails the checks in camel_guide.py (the same ones camel_td3.py applies)
-#   4. run each candidate for several episodes, as evaluate_policy.py does (camel_eval.py: a child process with a
+#   3. refuse code that fails the checks in camel_utils/guide.py (the same ones camel_td3.py applies)
+#   4. run each candidate for several episodes, as evaluate_policy.py does (camel_utils/guide_eval.py: a child process with a
 #      wall-clock timeout, rendering a video)
-#   5. rank by camel_eval.py's score, write report.md / report.json, optionally copy the best (--select best)
+#   5. rank by camel_utils/guide_eval.py's score, write report.md / report.json, optionally copy the best (--select best)
 #   6. beyond the paper: --iterations K sends the best candidate and its measurements back for a better version
 #   7. beyond the paper: --judge-model, a multimodal model shown frames of each video, gives a verdict (walks
 #      forward, stands still, falls, ...) that the report shows beside the score; the ranking stays the score's
@@ -23,8 +23,8 @@
 #   python generate_policy.py --env-id Hopper-v4 --judge-model gemini-2.5-flash         # with a judge of the videos
 #   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py                     # score any policy file
 #
-# Evaluation, the score, the ranking and the report live in camel_eval.py (its header explains the score), the
-# model backends in camel_llm.py, the judge in camel_judge.py; this script asks, checks, and hands each candidate
+# Evaluation, the score, the ranking and the report live in camel_utils/guide_eval.py (its header explains the score), the
+# model backends in camel_utils/llm.py, the judge in camel_utils/judge.py; this script asks, checks, and hands each candidate
 # to them. `--evaluate FILE...` is kept as an alias of `python evaluate_policy.py FILE...`.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.
@@ -143,7 +143,7 @@ class Args:
 
 @dataclass
 class Candidate(PolicyResult):
-    """One generated guide (named round{r}_candidate{i}): camel_eval's record of it, and the round it came from."""
+    """One generated guide (named round{r}_candidate{i}): guide_eval's record of it, and the round it came from."""
 
     round: int = 1  # 1 for the first generation, 2.. for refinements
 

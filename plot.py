@@ -17,7 +17,7 @@ under the folders given, run folders with TensorBoard event files and exported r
     return against the baseline's, and two sample-efficiency measures against the baseline.
 
 Which runs: every condition found (a first run of camel_td3.py, exp_name camel_td3, too), or those --conditions
-names, in its order. Conditions are named by camel_conditions.py: what guided the run, then the settings where it
+names, in its order. Conditions are named by camel_utils/conditions.py: what guided the run, then the settings where it
 differs from today's defaults (camel_tuned_ls25k: CAMEL with the tuned guide, learning from 25k); their labels
 ("CAMEL, tuned guide, learning from 25k") come from there, a name it does not know stands for itself, and
 --label NAME=TEXT names any condition (and its _no_ma_em and _ls{N}k variants).
@@ -70,7 +70,7 @@ charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at 
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.
 
-The work is done in camel_results/ (runs.py reads runs, export.py writes them, stats.py computes, tables.py and
+The work is done in camel_utils/results/ (runs.py reads runs, export.py writes them, stats.py computes, tables.py and
 figures.py write the outputs); this file is the command line.
 """
 
@@ -185,7 +185,7 @@ def ordered_envs(found, chosen):
 
 def ordered_conditions(found, chosen, baseline):
     """The chosen conditions that were found, in the chosen order; by default all found, the baseline first, then
-    in camel_conditions' order."""
+    in camel_utils.conditions' order."""
     if chosen:
         return [c for c in chosen if c in found]
     return sorted(found, key=lambda c: (c != baseline, order_key(c), c))

@@ -72,7 +72,7 @@ from typing import Literal, NamedTuple, Optional
 import tyro
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # camel_td3 and camel_guide, when run as `python benchmarks/benchmark.py`
+sys.path.insert(0, str(REPO))  # camel_td3 and camel_utils.guide, when run as `python benchmarks/benchmark.py`
 
 SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3 and SAC
 TRAINERS = ("camel_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise

@@ -6,16 +6,16 @@ Paper: "CAMEL: Continuous Action Masking Enabled by Large Language Models" (arXi
 authors ran each Gemini-written candidate for an episode and chose one by watching the videos.
 
 What is evaluated:
-- a guide file `policy(obs)` (.py), loaded with camel_guide.load_guide, the same gate camel_td3.py uses (static
+- a guide file `policy(obs)` (.py), loaded with camel_utils.guide.load_guide, the same gate camel_td3.py uses (static
   checks, then a trial on sample observations), and read as camel_td3.py reads it: normalised to [-1, 1], then
   mapped to the env's units;
 - a trained agent (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save it at the end of a run),
-  loaded with camel_guide.expert_policy: its actor's deterministic action, with the full bounds for a masking-aware
+  loaded with camel_utils.guide.expert_policy: its actor's deterministic action, with the full bounds for a masking-aware
   actor, as the trainers' own unmasked evaluation runs it. A model file is weights (torch.load with
   weights_only=True), so it skips the Python checks; it is refused with one line if it is not a CleanRL-format
   model or was trained on another env.
 
-Each runs in its own child process (`python camel_eval.py JOB.json`, internal) with NumPy's BLAS on one thread, and
+Each runs in its own child process (`python -m camel_utils.guide_eval JOB.json`, internal) with NumPy's BLAS on one thread, and
 is killed with everything it started after its timeout, so one that hangs or crashes cannot stop the others.
 
 The score rewards progress on the task, not standing still: for each episode, the forward distance travelled
@@ -62,7 +62,7 @@ SCORE_RULE = (
     "an environment without a forward position is scored by its mean return"
 )
 AGENT_SUFFIX = ".cleanrl_model"  # a trained agent in CleanRL's format; any other file is a guide
-EPISODE_DONE = "camel_eval: episode done"  # what the child prints after each episode, for the progress bar
+EPISODE_DONE = "guide_eval: episode done"  # what the child prints after each episode, for the progress bar
 
 
 @dataclass
@@ -84,7 +84,7 @@ class PolicyResult:
     forward_distance: Optional[float] = None
     falls: Optional[int] = None
     mean_abs_action: Optional[float] = None
-    # a multimodal model's verdict on its video (camel_judge.py), shown beside the score and never part of the ranking
+    # a multimodal model's verdict on its video (camel_utils/judge.py), shown beside the score and never part of the ranking
     verdict: Optional[str] = None
     verdict_reason: Optional[str] = None
 
@@ -152,7 +152,7 @@ def is_agent(path):
 
 
 def load_agent(path, env):
-    """A trained agent's deterministic policy obs -> normalised action (camel_guide.expert_policy); GuideError
+    """A trained agent's deterministic policy obs -> normalised action (camel_utils.guide.expert_policy); GuideError
     with one line naming the file if it is not a CleanRL-format model or does not fit the env."""
     try:
         return expert_policy(str(path), env)
@@ -217,8 +217,8 @@ def start_video(env, path):
 def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=None, trial_timeout=20.0, on_episode=lambda: None):
     """Run a guide or a trained agent for one episode per seed and measure each episode. Called in the child.
 
-    A guide is loaded with camel_guide.load_guide, the same gate camel_td3.py uses (static checks, then a trial on
-    sample observations in a further child); an agent (.cleanrl_model) with camel_guide.expert_policy. Both act
+    A guide is loaded with camel_utils.guide.load_guide, the same gate camel_td3.py uses (static checks, then a trial on
+    sample observations in a further child); an agent (.cleanrl_model) with camel_utils.guide.expert_policy. Both act
     through the Guide wrapper: a call that raises, takes over a second, or returns NaN or the wrong shape ends the
     evaluation with that reason.
     Returns {"episodes": [...], "error": ..., "video_error": ..., "max_episode_steps": ...}.
@@ -483,5 +483,5 @@ def report(ranked, info, out=None):
     return "\n".join(lines), data
 
 
-if __name__ == "__main__":  # `python camel_eval.py JOB.json`: one policy's episodes, in the child process evaluate_one starts
+if __name__ == "__main__":  # `python -m camel_utils.guide_eval JOB.json`: one policy's episodes, in the child process evaluate_one starts
     worker(sys.argv[1])

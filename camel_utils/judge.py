@@ -2,7 +2,7 @@
 what it saw, as a verdict and a one-sentence reason, shown beside the numbers in the report.
 
 The paper picks among candidates by a person watching their videos and names a multimodal model doing it as future
-work. Here the model only describes: the ranking stays camel_eval's score, and the verdict stands beside it (a
+work. Here the model only describes: the ranking stays guide_eval's score, and the verdict stands beside it (a
 disagreement between the two is worth a look at the video). A judge that fails (the server goes down, the answer
 holds no JSON or an unknown verdict, the video cannot be read) gives the verdict "unjudged" with the reason; it
 never stops an evaluation. Each look is kept beside the video as {name}.judge.json: the prompt, the frame times,
@@ -10,7 +10,7 @@ the raw answer and the verdict.
 
 The frames are read from the MP4 with moviepy, evenly spaced from the first frame to the last (the last shows where
 the episode ended), sent as JPEG images with prompts/judge.md, to Gemini (google-genai) or to an OpenAI-compatible
-server with image input (camel_llm.py).
+server with image input (camel_utils/llm.py).
 """
 
 import io
@@ -92,7 +92,7 @@ def parse_verdict(text):
 
 class Judge:
     """Asks a multimodal model about each evaluated policy's video; `look(result)` fills in its verdict and reason.
-    `ask(prompt, images)` is a camel_llm backend (or a test's stand-in)."""
+    `ask(prompt, images)` is a camel_utils.llm backend (or a test's stand-in)."""
 
     def __init__(self, ask, model, backend, env_id, max_seconds=None, frames=6):
         self.ask, self.model, self.backend, self.env_id, self.max_seconds, self.frames = ask, model, backend, env_id, max_seconds, frames

@@ -1,4 +1,4 @@
-"""Asking a language model, for generate_policy.py (which asks for guide code) and camel_judge.py (which shows a
+"""Asking a language model, for generate_policy.py (which asks for guide code) and camel_utils/judge.py (which shows a
 multimodal model frames of a video). One function `ask(prompt, images=()) -> (text, details)` per backend:
 
 - Gemini through google-genai, Google's maintained SDK (key from GEMINI_API_KEY or GOOGLE_API_KEY);

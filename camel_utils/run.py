@@ -543,7 +543,7 @@ class Run:
 
     def finish(self):
         """Mark the run finished (finished.json, the checkpoint removed), say how it ended, where the model is and what
-        to run next, close the envs and the writer, and with --upload-model put the agent on the Hub (camel_hub.py)."""
+        to run next, close the envs and the writer, and with --upload-model put the agent on the Hub (camel_utils/hub.py)."""
         args, guide = self.args, self.guide
         finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,

@@ -26,7 +26,7 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
   missing+=("$name")
 }
 
-# Condition names say what guided the runs and the settings where they differ from the paper's CAMEL (camel_conditions.py):
+# Condition names say what guided the runs and the settings where they differ from the paper's CAMEL (camel_utils/conditions.py):
 # camel_tuned is CAMEL with the hand-written, tuned guide (policies/tuned/), camel with the LLM-written guide
 # (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
 # baseline at its settings.

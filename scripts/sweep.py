@@ -33,7 +33,7 @@ Settings (environment variables):
                    plain run is skipped instead of run with them)
   VARIANT          a name for the runs that EXTRA_ARGS changes: each condition's runs are named {condition}_{VARIANT}
                    ({guide}_{VARIANT}_no_ma_em for a *_no_ma_em one, so that plot.py pairs it with its own control);
-                   letters and digits, joined by single _ . or -. Name a setting the way camel_conditions.py does:
+                   letters and digits, joined by single _ . or -. Name a setting the way camel_utils/conditions.py does:
                    ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k"). A VARIANT made of
                    camel_td3.py's CAMEL+ levers brings their flags, and leaves baseline (no guide) as it is:
                    VARIANT=qbc_gwarm CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default
@@ -44,7 +44,7 @@ Settings (environment variables):
 
 Conditions (each run's --exp-name is its condition; with VARIANT, {condition}_{VARIANT}; with TRAINER=sac, sac_ before it;
 the naming rule, what guided a run and then the settings where it differs from the paper's CAMEL, is in
-camel_conditions.py: every camel_td3.py run gets --paper, then its VARIANT's flags):
+camel_utils/conditions.py: every camel_td3.py run gets --paper, then its VARIANT's flags):
   baseline         no guide (TD3, or SAC)
   camel            --llm-policy $LLM_POLICY (the LLM-written guide)
   camel_tuned      --llm-policy $TUNED_POLICY (the hand-written guide, tuned on the env's reward)

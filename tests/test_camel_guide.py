@@ -1,4 +1,4 @@
-"""camel_guide: a guide file is checked before it runs, tried in a child process (which also says when it was
+"""camel_utils.guide: a guide file is checked before it runs, tried in a child process (which also says when it was
 written for another env), and every guide source (LLM file, expert, random) is wrapped as one Guide, so that a
 misbehaving call costs one unmasked step instead of the run."""
 

@@ -1,4 +1,4 @@
-"""Uploading a trained agent to the Hugging Face Hub (camel_hub.py, the trainers' --upload-model): what the Hub
+"""Uploading a trained agent to the Hugging Face Hub (camel_utils/hub.py, the trainers' --upload-model): what the Hub
 receives (the model byte for byte, a model card that names the env, the guide's sha256 and the return under YAML
 front matter the Hub reads, the scalars, the arguments), refusing a bad repo id before training, and a failed upload
 that keeps the run and says how to retry. The Hub is tests/fake_hub.py on 127.0.0.1; the real one is never asked."""
@@ -48,7 +48,7 @@ def finished_run(folder, final_return=1234.5):
     return folder
 
 
-def camel_hub(cwd, *flags, env):
+def hub_cli(cwd, *flags, env):
     """python -m camel_utils.hub, run from another folder than the repository, as its printed commands say."""
     env = {**env, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "camel_utils.hub", *flags], cwd=cwd, env=env, capture_output=True,
@@ -76,7 +76,7 @@ def refused_endpoint():
 
 def test_upload_sends_the_model_a_model_card_the_scalars_and_the_arguments(tmp_path, hub):
     run = finished_run(tmp_path / "runs" / "r1")
-    result = camel_hub(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
+    result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 0, result.stderr
     assert f"uploaded to {hub.url}/{REPO_ID}" in result.stdout
     assert hub.repos == [{"name": "Hopper-v4-camel_td3-seed1", "organization": "someone"}]
@@ -111,7 +111,7 @@ def test_a_failed_upload_leaves_the_run_as_it_was_and_says_so(tmp_path, failure)
     down = FakeHub(status=500) if failure == "server error" else None
     try:
         endpoint = down.url if down else refused_endpoint()
-        result = camel_hub(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, endpoint))
+        result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, endpoint))
     finally:
         if down:
             down.close()
@@ -128,7 +128,7 @@ def test_a_failed_upload_leaves_the_run_as_it_was_and_says_so(tmp_path, failure)
 )  # fmt: skip
 def test_upload_refuses_a_bad_repo_id_or_a_missing_token_with_one_line(tmp_path, repo_id, token, message):
     finished_run(tmp_path / "runs" / "r1")
-    result = camel_hub(tmp_path, "upload", "runs/r1", "--repo-id", repo_id, env=hub_env(os.environ, tmp_path, refused_endpoint(), token=token))
+    result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", repo_id, env=hub_env(os.environ, tmp_path, refused_endpoint(), token=token))
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [result.stderr.strip()]
     assert message in result.stderr
@@ -137,10 +137,10 @@ def test_upload_refuses_a_bad_repo_id_or_a_missing_token_with_one_line(tmp_path,
 def test_upload_of_a_run_without_a_model_or_unfinished_says_what_is_missing(tmp_path, hub):
     run = finished_run(tmp_path / "runs" / "r1")
     (run / "camel_td3.cleanrl_model").unlink()
-    result = camel_hub(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
+    result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 2 and "has no camel_td3.cleanrl_model: the run was made with --no-save-model" in result.stderr
     (run / "finished.json").unlink()
-    result = camel_hub(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
+    result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 2 and "holds no finished run" in result.stderr
     assert hub.repos == [] and hub.files == {}  # the Hub was never asked
 

@@ -1,4 +1,4 @@
-"""Specification of the multimodal judge (camel_judge.py, --judge-model): frames taken from a real recorded video, sent
+"""Specification of the multimodal judge (camel_utils/judge.py, --judge-model): frames taken from a real recorded video, sent
 as images to an OpenAI-compatible server (a fake one on 127.0.0.1 that refuses requests without images) or to Gemini
 (google-genai with an httpx2 MockTransport); the verdict and its reason shown beside the numbers, never deciding
 the ranking; every failure a verdict "unjudged" with its reason, and a server that is not running one error line."""

@@ -1,4 +1,4 @@
-"""camel_run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
+"""camel_utils.run: the run bookkeeping the trainers share. A checkpoint restores every module, counter and random
 generator, and the episode under way when the run was stopped in one (the env's whole state), and refuses one that
 lacks a module; resuming names what is missing, from a checkpoint on an evaluation step evaluates there again, and
 from a Ctrl-C in the middle of an episode continues bit for bit as the run that never stopped (both trainers); the

@@ -1,4 +1,4 @@
-"""camel_conditions.py, the one home of condition names: a name says what guided a run and the settings where it
+"""camel_utils/conditions.py, the one home of condition names: a name says what guided a run and the settings where it
 differs from the defaults, and every figure and table label is built from it; the Hub repo-id pattern."""
 
 import pytest

@@ -1,7 +1,7 @@
-"""Specification of evaluation (camel_eval.py, and evaluate_policy.py, its command line): episodes and their metrics,
+"""Specification of evaluation (camel_utils/guide_eval.py, and evaluate_policy.py, its command line): episodes and their metrics,
 the child process and its timeout, the score and the ranking, videos, the JSON and Markdown reports, trained agents
 (.cleanrl_model) measured and ranked beside guides, and the command line's answers to mistakes. The judge of the
-videos is specified in test_camel_judge.py."""
+videos is specified in test_camel_utils/judge.py."""
 
 import dataclasses
 import json

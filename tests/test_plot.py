@@ -1,4 +1,4 @@
-"""plot.py and camel_results/: reading runs from TensorBoard event files and exported files, aligning them on steps,
+"""plot.py and camel_utils/results/: reading runs from TensorBoard event files and exported files, aligning them on steps,
 the table's numbers, which baseline each condition is compared with, which runs are shown, the figure's names and
 styles, the export, and the command line. The statistics alone are in test_results_stats.py, the names in
 test_conditions.py."""
@@ -364,7 +364,7 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
         "note: skipped 3 runs with no eval/episodic_return yet (3 not finished, 0 finished; a failed start says why in "
         "its log.txt): Hopper-v4__camel__7, Hopper-v4__camel__8, Hopper-v4__camel__9",
     ]
-    # the baseline first, then the guides in camel_conditions' order, then the names it does not know, by name
+    # the baseline first, then the guides in camel_utils.conditions' order, then the names it does not know, by name
     assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "CAMEL, LLM-written guide", "camel_td3", "mytweak"]
     assert table_rows(tmp_path / "out")["camel_td3"][-4] == "1: 1000.0, 2: 1000.0"  # both seeds at 2k, the common last step
 

@@ -1,4 +1,4 @@
-"""camel_results/stats.py: the permutation test of final returns follows its stated definition (every split of
+"""camel_utils/results/stats.py: the permutation test of final returns follows its stated definition (every split of
 the pooled seeds into groups of the two sizes, equal or not; p = min(1, 2 * the smaller of the shares at least
 and at most as extreme as observed)), checked against splits enumerated by hand; the smallest p the seeds allow;
 the range over seeds."""

@@ -7,5 +7,5 @@
     tables.py   the results table and its footnotes, and the tables docs/results.md quotes
     figures.py  the figure: one panel per env, one line per condition, its colours and legend
 
-Condition names and their labels live in camel_conditions.py (shared with scripts/sweep.py).
+Condition names and their labels live in camel_utils/conditions.py (shared with scripts/sweep.py).
 """
