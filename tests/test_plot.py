@@ -352,7 +352,7 @@ def test_comparison_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
 
 # ---- Which runs are shown
 def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_for_itself(sweep_runs, tmp_path, capsys):
-    write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # README's command
+    write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # an older default name
     write_run(sweep_runs, "Hopper-v4__camel_td3__2__1700000001", line([1000, 2000], 0.5))
     write_run(sweep_runs, "Hopper-v4__mytweak__1", line([1000, 2000], 0.5))
     for i in range(3):  # failed starts: a folder with a log only
@@ -370,16 +370,16 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
 
 
 def test_a_first_run_plots_on_its_own(tmp_path):
-    # README's first run: camel_td3.py with its defaults names it runs/{env}__camel_td3__{seed}__{time}
+    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm__{seed}__{time}
     runs = tmp_path / "runs"
-    write_run(runs, "Hopper-v4__camel_td3__1__1700000000", line([5000, 10_000, 15_000], 0.01),
-              hyperparameters={"exp_name": "camel_td3", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel_qbc_gwarm__1__1700000000", line([5000, 10_000, 15_000], 0.01),
+              hyperparameters={"exp_name": "camel_qbc_gwarm", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
     result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert list(table_rows(tmp_path / "out")) == ["camel_td3"]
-    assert table_rows(tmp_path / "out")["camel_td3"][-4:-1] == ["1: 150.0", "—", "no TD3 runs"]
-    assert "camel_td3" in svg_texts(tmp_path / "out" / "results.svg")  # the legend names it
+    assert list(table_rows(tmp_path / "out")) == ["CAMEL+, LLM-written guide"]
+    assert table_rows(tmp_path / "out")["CAMEL+, LLM-written guide"][-4:-1] == ["1: 150.0", "—", "no TD3 runs"]
+    assert "CAMEL+, LLM-written guide" in svg_texts(tmp_path / "out" / "results.svg")  # the legend names it
 
 
 def test_named_or_labelled_conditions_are_shown(sweep_runs, tmp_path):
