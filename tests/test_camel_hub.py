@@ -17,6 +17,7 @@ import yaml
 from torch.utils.tensorboard import SummaryWriter
 
 from camel_utils.conditions import CAMEL_PLUS
+from test_camel_td3 import printed_path
 from camel_utils.hub import algorithm_name, camel_plus_lines
 from camel_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
@@ -200,7 +201,7 @@ def test_a_failed_upload_at_the_end_of_a_run_keeps_the_run_and_gives_the_command
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     # run from another folder than the repository, as a user may: the command says where the repository is
-    retry = f"PYTHONPATH={os.path.relpath(REPO, tmp_path)} python -m camel_utils.hub upload runs/r --repo-id {REPO_ID}"
+    retry = f"PYTHONPATH={printed_path(REPO, tmp_path)} python -m camel_utils.hub upload runs/r --repo-id {REPO_ID}"
     assert line.startswith(f"error: the upload to {REPO_ID} failed (") and "500" in line
     assert line.endswith(f"the run and its model are saved in runs/r; retry without retraining: {retry}")
     run = tmp_path / "runs" / "r"
