@@ -35,8 +35,8 @@ def returns_with(policy, env_id, seed, episodes):
                          ids=["camel+", "td3", "camel-sac"])  # fmt: skip
 def test_the_loaded_agent_reproduces_the_runs_final_evaluation(tmp_path, trainer, flags):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, str(REPO / trainer), "--env-id", "Hopper-v4", "--total-timesteps", "700", "--learning-starts", "300",
-               "--eval-frequency", "700", "--eval-episodes", "2", "--seed", "4", "--run-name", "r", *flags]  # fmt: skip
+    command = [sys.executable, str(REPO / trainer), "--env-id", "Hopper-v4", "--total-timesteps", "400", "--learning-starts", "200",
+               "--eval-frequency", "400", "--eval-episodes", "2", "--seed", "4", "--run-name", "r", *flags]  # fmt: skip
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     finished = json.loads((tmp_path / "runs/r/finished.json").read_text())
