@@ -12,7 +12,6 @@
 # out in both files, the same text (tests/test_trainers_agree.py keeps them so). What is not the algorithm is in
 # camel_utils/: guides (guide.py), run bookkeeping (run.py), the critics as one batched pair (fast_update.py).
 import math
-import os
 import random
 from dataclasses import dataclass
 from typing import Annotated, NamedTuple, Optional

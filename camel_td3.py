@@ -17,7 +17,6 @@
 # run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
 # update computed faster, behind --fast-update (fast_update.py).
 import logging
-import os
 import random
 from dataclasses import dataclass
 from typing import Annotated, Literal, NamedTuple, Optional

@@ -96,9 +96,7 @@ def check_common_args(args, positive=(), min_mask_width=None):
     for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
         if getattr(args, name) <= 0:
             problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if not 0 <= getattr(args, "averaged_actor_rate", 0.0) <= 1:  # camel_td3.py's CAMEL+ flags
-        problems.append(f"--averaged-actor-rate must be in [0, 1], got {args.averaged_actor_rate}")
-    if getattr(args, "guide_bc_coef", 0.0) < 0:
+    if getattr(args, "guide_bc_coef", 0.0) < 0:  # camel_td3.py's CAMEL+ flag
         problems.append(f"--guide-bc-coef cannot be negative (it would push the actor away from the guide), got {args.guide_bc_coef}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
@@ -445,7 +443,7 @@ class Run:
         # CAMEL: window_masked of window_steps were masked since the last charts/masked_fraction point
         self.counters = {"episodes": 0, "window_masked": 0, "window_steps": 0}
         self.last_return = self.eval_return = None
-        self.progress = None
+        self.progress, self.stats = None, {}  # the progress line and its latest numbers
 
     def start(self, modules, policy):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
@@ -532,7 +530,7 @@ class Run:
 
     def postfix(self, **stats):
         """The progress line's latest numbers: steps/s, epsilon, the last training return, the last evaluation."""
-        self.stats = {**getattr(self, "stats", {}), **{k: v for k, v in stats.items() if v is not None}}
+        self.stats.update({k: v for k, v in stats.items() if v is not None})
         return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.stats.items())
 
     def stopped_at_once(self):
