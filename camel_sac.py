@@ -33,11 +33,16 @@ MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
 
 @dataclass
 class Args:
-    """CAMEL-SAC: CleanRL's SAC with the paper's CAMEL (action masking around a guide's action, the masking-aware actor,
-    epsilon masking); no CAMEL+ parts (camel_td3.py has them).
+    """CAMEL-SAC: CleanRL's SAC with the paper's CAMEL (action masking around a guide's action, the masking-aware
+    actor, epsilon masking); no CAMEL+ parts (camel_td3.py has them).
 
-    The flags a first run needs: --env-id, --llm-policy (the guide file, e.g. policies/hopper.py; without a guide,
-    plain SAC), --total-timesteps. --resume runs/RUN continues a stopped run."""
+    The flags a first run needs:
+      --env-id           a Gymnasium env with continuous actions
+      --llm-policy       the guide file, e.g. policies/hopper.py (without a guide: plain SAC)
+      --total-timesteps  the length of the run
+      --resume runs/RUN  continue a stopped run
+      --seed             one seed of a sweep (scripts/sweep.py runs many)"""
+    # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
     baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
@@ -63,7 +68,7 @@ class Args:
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
     (owner/name, e.g. you/Hopper-v4-camel_sac-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
-    # Algorithm specific arguments
+    # SAC: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
     """the id of the environment (any Gymnasium env with a Box action space)"""
     total_timesteps: int = 1000000
@@ -91,7 +96,7 @@ class Args:
     autotune: bool = True
     """automatic tuning of the entropy coefficient (starts at alpha = 1, as CleanRL's)"""
 
-    # CAMEL: the guide g(s), at most one of these (none gives the plain SAC baseline)
+    # guide: the guide g(s), at most one of these (none gives the plain SAC baseline)
     llm_policy: Optional[str] = None
     """path of a guide file defining `policy(obs) -> action in [-1, 1]` (e.g. policies/hopper.py)"""
     expert_model: Optional[str] = None
@@ -99,7 +104,7 @@ class Args:
     (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
     """guide with a uniformly random action at every step (the paper's random-masking control)"""
-    # CAMEL: masking
+    # masking: the paper's CAMEL (the box around the guide's action, the masking-aware actor, epsilon masking)
     mask_width: float = 0.6
     """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]
     (camel_td3.py's width, not tuned for SAC); at least 0.001:
@@ -114,7 +119,7 @@ class Args:
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
 
-    # Evaluation, checkpoints and run bookkeeping
+    # bookkeeping: evaluations, checkpoints, resuming, the run folder, threads
     eval_frequency: int = 5000
     """evaluate the actor's mean action without any mask every this many steps (logged as eval/episodic_return)"""
     eval_episodes: int = 5
@@ -130,7 +135,7 @@ class Args:
     torch_threads: int = 1
     """threads torch may use (1 holds up beside other runs and work; 0: torch's default, all cores, for an idle machine)"""
 
-    # Speed (the same algorithm, computed faster)
+    # speed: the same algorithm, computed faster (docs/benchmark.md)
     flush_denormal: bool = True
     """treat float32 values under 1.2e-38 as 0 on the CPU (as camel_td3.py; off: IEEE denormals, torch's default)"""
 

@@ -36,12 +36,22 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 
 @dataclass
 class Args:
-    """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896). CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
+    """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896).
+    CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
+    towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
+    bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the
+    guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
 
-    The flags a first run needs: --env-id (a Gymnasium env with continuous actions), --llm-policy (the guide file,
-    e.g. policies/hopper.py; without a guide, plain TD3), --total-timesteps (1M: about 2 h on one Intel Xeon core, docs/benchmark.md). Then
-    --paper for the paper's CAMEL, --resume runs/RUN to continue a stopped run, --seed for a sweep
-    (scripts/sweep.py). Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; TensorBoard: tensorboard --logdir runs"""
+    The flags a first run needs:
+      --env-id           a Gymnasium env with continuous actions
+      --llm-policy       the guide file, e.g. policies/hopper.py (without a guide: plain TD3)
+      --total-timesteps  1M: about 2 h on one Intel Xeon core (docs/benchmark.md)
+      --paper            the paper's CAMEL
+      --resume runs/RUN  continue a stopped run
+      --seed             one seed of a sweep (scripts/sweep.py runs many)
+
+    Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; curves: tensorboard --logdir runs"""
+    # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
     baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
@@ -66,7 +76,7 @@ class Args:
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
     (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
-    # Algorithm specific arguments
+    # TD3: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
     """the id of the environment (any Gymnasium env with a Box action space)"""
     total_timesteps: int = 1000000
@@ -93,7 +103,7 @@ class Args:
     noise_clip: float = 0.5
     """noise clip parameter of the Target Policy Smoothing Regularization"""
 
-    # CAMEL: the guide g(s), at most one of these (none gives the plain TD3 baseline)
+    # guide: the guide g(s), at most one of these (none gives the plain TD3 baseline)
     llm_policy: Optional[str] = None
     """path of a guide file defining `policy(obs) -> action in [-1, 1]` (e.g. policies/hopper.py)"""
     expert_model: Optional[str] = None
@@ -101,7 +111,7 @@ class Args:
     (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
     """guide with a uniformly random action at every step (the paper's random-masking control)"""
-    # CAMEL: masking
+    # masking: the paper's CAMEL (the box around the guide's action, the masking-aware actor, epsilon masking)
     mask_width: float = 0.6
     """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]
     (0.6 was chosen on Hopper-v4 from 0.1, 0.3, 0.6, 1.0: the mask width experiment in docs/design.md)"""
@@ -127,7 +137,7 @@ class Args:
     warmup_actions: Literal["uniform", "guide"] = "guide"
     """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
     uniform: uniform in the box, as the paper (--paper: uniform)"""
-    # a probe, not part of the default (docs/design.md): more critic updates per step, kept stable by layer norm
+    # probe: not part of the default (docs/design.md); more critic updates per step, kept stable by layer norm
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
     more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
@@ -135,7 +145,7 @@ class Args:
     """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), for stable extra updates;
     computed with the plain update (--fast-update applies to CleanRL's critic only)"""
 
-    # Evaluation, checkpoints and run bookkeeping
+    # bookkeeping: evaluations, checkpoints, resuming, the run folder, threads
     eval_frequency: int = 5000
     """evaluate the actor without any mask every this many steps (logged as eval/episodic_return)"""
     eval_episodes: int = 5
@@ -151,7 +161,7 @@ class Args:
     torch_threads: int = 1
     """threads torch may use (1 holds up beside other runs and work; 0: torch's default, all cores, for an idle machine)"""
 
-    # Speed (the same algorithm, computed faster; see docs/benchmark.md)
+    # speed: the same algorithm, computed faster (docs/benchmark.md)
     flush_denormal: bool = True
     """treat float32 values under 1.2e-38 as 0 on the CPU, as XLA does:
     Adam's moments of dead ReLU units decay into that range, where x86 arithmetic runs many times slower

@@ -14,17 +14,23 @@ its helpers in cleanrl_utils/. None of this is the algorithm:
 - the env and the guide checked before the run folder is written, and the unmasked evaluation of the agent.
 """
 
+import ast
 import copy
+import dataclasses
+import functools
+import inspect
 import json
 import os
 import pickle
 import random
 import signal
 import sys
+import textwrap
 import time
 import warnings
 from collections import deque
 from dataclasses import asdict, fields
+from typing import Annotated
 
 import gymnasium as gym
 
@@ -71,8 +77,59 @@ def cli_args(args_class, argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     paper_flags = [arg for arg in argv if arg in ("--paper", "--no-paper")]
     paper_values = getattr(args_class, "PAPER_VALUES", None)
-    default = args_class(paper=True, **paper_values) if paper_values and paper_flags[-1:] == ["--paper"] else None
-    return tyro.cli(args_class, args=argv, default=default)
+    default = args_class(paper=True, **paper_values) if paper_values and paper_flags[-1:] == ["--paper"] else args_class()
+    grouped, groups = grouped_args_class(args_class)
+    default = grouped(**{key: group(**{name: getattr(default, name) for name in names}) for key, group, names in groups})
+    parsed = tyro.cli(grouped, args=argv, default=default, prog=os.path.basename(sys.argv[0]) or None)
+    return args_class(**{name: getattr(getattr(parsed, key), name) for key, _, names in groups for name in names})
+
+
+def help_sections(args_class):
+    """The sections of a trainer's Args, as --help shows them: [(heading, description, field names)]. A comment line
+    at the class body's level opens a section, written `# Heading: what its flags are`; a field belongs to the last
+    section opened above it (fields above the first: "options"). Sections without fields are dropped."""
+    source = textwrap.dedent(inspect.getsource(args_class))
+    lines = source.splitlines()
+    body = ast.parse(source).body[0].body
+    sections, end_of_previous = [["options", "", []]], body[0].lineno - 1
+    for node in body:
+        for line in lines[end_of_previous : node.lineno - 1]:
+            if line.startswith("    # "):
+                heading, _, description = line[6:].partition(": ")
+                sections.append([heading.strip(), description.strip(), []])
+        end_of_previous = node.end_lineno
+        if isinstance(node, ast.AnnAssign):
+            sections[-1][2].append(node.target.id)
+    return [tuple(section) for section in sections if section[2]]
+
+
+def field_docstrings(args_class):
+    """{field name: its docstring}, the string literal under each field of the class, as tyro reads them."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(args_class))).body[0].body
+    return {node.target.id: inspect.cleandoc(after.value.value) for node, after in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}  # fmt: skip
+
+
+@functools.cache
+def grouped_args_class(args_class):
+    """args_class with its fields in one nested dataclass per help section, so that --help shows one box per section;
+    the flags keep their names (no prefix) and their docstrings. Returns (the class, [(attribute, section class, field
+    names)]); cli_args parses with it and gives back a flat args_class, so the trainers read args.x as CleanRL's do."""
+    docs, all_fields, groups = field_docstrings(args_class), {f.name: f for f in fields(args_class)}, []
+    for index, (heading, description, names) in enumerate(help_sections(args_class)):
+        spec = []
+        for name in names:
+            f = all_fields[name]
+            kind = Annotated[f.type, tyro.conf.arg(help=docs[name])] if name in docs else f.type
+            spec.append((name, kind, dataclasses.field(default=f.default) if f.default is not dataclasses.MISSING
+                         else dataclasses.field(default_factory=f.default_factory)))  # fmt: skip
+        section = dataclasses.make_dataclass(f"Section{index}", spec)
+        groups.append((f"section{index}", section, names, heading, description))
+    grouped = dataclasses.make_dataclass(args_class.__name__, [
+        (key, Annotated[section, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name=heading, help=description or None)],
+         dataclasses.field(default_factory=section)) for key, section, _, heading, description in groups])  # fmt: skip
+    grouped.__doc__ = args_class.__doc__
+    return grouped, [(key, section, names) for key, section, names, _, _ in groups]
 
 
 def check_common_args(args, positive=(), min_mask_width=None):

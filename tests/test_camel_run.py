@@ -7,11 +7,12 @@ is never looked up on the Hub; the trainers' help never breaks a line mid-phrase
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
@@ -19,14 +20,17 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+import tyro
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+import camel_sac
+import camel_td3
 from camel_td3 import make_env
 from test_camel_td3 import printed_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
-from camel_utils.run import Checkpoints, check_common_args, load_checkpoint, resume_args
+from camel_utils.run import Checkpoints, check_common_args, cli_args, field_docstrings, help_sections, load_checkpoint, resume_args
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -343,23 +347,50 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     assert resumed_curves == whole_curves  # every evaluation, episode return, loss and masked fraction, to the bit
 
 
-@pytest.mark.parametrize("script", ["camel_td3.py", "camel_sac.py"])
-def test_help_breaks_lines_only_between_phrases(script):
-    # tyro keeps a docstring's line breaks; each must end a clause (":", ";", ".", ")") or open a parenthesis
-    env = {**os.environ, "COLUMNS": "300"}  # wide enough that only the docstrings' own breaks remain
-    help_text = subprocess.run([sys.executable, str(REPO / script), "--help"], capture_output=True, text=True, env=env).stdout
-    descriptions, current = [], None
-    for line in help_text.splitlines():
-        if not line.startswith("│ "):
-            continue
-        text = line[2:].rstrip(" │")
-        if text.startswith("-"):  # a flag, with its description beside it (after two spaces) or on the next line
-            flag, _, text = text.partition("  ")
-            current = []
-            descriptions.append((flag, current))
-        if current is not None and text.strip():
-            current.append(text.strip())
-    assert len(descriptions) > 30
-    for flag, lines in descriptions:
+@pytest.mark.parametrize("args_class", [camel_td3.Args, camel_sac.Args])
+def test_help_breaks_lines_only_between_phrases(args_class):
+    # tyro keeps a docstring's line breaks in --help; each must end a clause (":", ";", ".", ")") or open a parenthesis
+    docstrings = field_docstrings(args_class)
+    assert sorted(docstrings) == sorted(f.name for f in fields(args_class))  # every flag is documented
+    for name, doc in docstrings.items():
+        lines = doc.splitlines()
         for before, after in zip(lines, lines[1:]):
-            assert before.endswith((":", ";", ".", ")")) or after.startswith("("), f"{flag}: {before!r} / {after!r}"
+            assert before.endswith((":", ";", ".", ")")) or after.startswith("("), f"{name}: {before!r} / {after!r}"
+
+
+SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "probe", "bookkeeping", "speed"],
+            "camel_sac.py": ["experiment", "SAC", "guide", "masking", "bookkeeping", "speed"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("script", ["camel_td3.py", "camel_sac.py"])
+def test_help_shows_each_section_of_args_in_its_own_box_with_the_flags_named_as_before(script):
+    # the sections are the comment lines of Args (`# heading: description`); a flag is in the box of its section
+    env = {**os.environ, "COLUMNS": "129"}  # tyro sets boxes side by side from 130 columns
+    help_text = subprocess.run([sys.executable, str(REPO / script), "--help"], capture_output=True, text=True, env=env).stdout
+    boxes = re.findall(r"╭─ ([^─\n]+?) options ─+╮\n(.*?)╰", help_text, re.S)
+    assert [heading for heading, _ in boxes] == SECTIONS[script]
+    args_class = camel_td3.Args if script == "camel_td3.py" else camel_sac.Args
+    sections = {heading: names for heading, _, names in help_sections(args_class)}
+    assert sorted(name for names in sections.values() for name in names) == sorted(f.name for f in fields(args_class))
+    for heading, box in boxes:
+        flags_in_box = re.findall(r"^│ (--[a-z0-9-]+)", box, re.M)
+        assert flags_in_box == ["--" + name.replace("_", "-") for name in sections[heading]], heading
+    descriptions = {heading: box.splitlines()[0].strip("│ ") for heading, box in boxes}  # a section's first line
+    assert descriptions["guide"].startswith("the guide g(s), at most one of these")
+
+
+@pytest.mark.parametrize("argv", [[], ["--seed", "3", "--env-id", "Walker2d-v4", "--total-timesteps", "2000"], ["--paper"],
+                                  ["--paper", "--guide-bootstrap", "--mask-width", "0.3"], ["--no-guide-bootstrap", "--warmup-actions", "uniform"],
+                                  ["--llm-policy", "policies/hopper.py", "--no-cuda", "--exp-name", "x", "--no-fast-update", "--torch-threads", "0"]])  # fmt: skip
+def test_the_sectioned_command_line_reads_every_flag_as_the_flat_args_would(argv):
+    flat_default = camel_td3.Args(paper=True, **camel_td3.Args.PAPER_VALUES) if "--paper" in argv else camel_td3.Args()
+    assert cli_args(camel_td3.Args, argv) == tyro.cli(camel_td3.Args, args=argv, default=flat_default)
+    sac_argv = [arg for arg in argv if arg not in ("--paper", "--guide-bootstrap", "--no-guide-bootstrap", "--warmup-actions", "uniform", "--no-fast-update")]  # CAMEL+ and TD3 flags
+    assert cli_args(camel_sac.Args, sac_argv) == tyro.cli(camel_sac.Args, args=sac_argv)
+    assert type(cli_args(camel_td3.Args, argv)) is camel_td3.Args  # the trainers read a flat args.x
+
+
+def test_a_mistyped_flag_is_one_error_naming_the_flag_it_meant(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO / "camel_td3.py"), "--sed", "3"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2 and "--sed" in result.stderr and "--seed INT" in result.stderr
+    assert not (tmp_path / "runs").exists()
