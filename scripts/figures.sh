@@ -35,13 +35,14 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # the LLM-written and the tuned guides
 figure readme     "camel_qbc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel camel_qbc_gwarm camel_tuned camel_tuned_qbc_gwarm \
-                  --seeds camel_qbc_gwarm=6-10 --seeds camel_tuned_qbc_gwarm=6-10 \
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --seeds camel_tuned_qbc_gwarm=6-10 \
                   --label "camel=paper's CAMEL, LLM-written guide" --label "camel_tuned=paper's CAMEL, tuned guide" \
                   --label "camel_qbc_gwarm=CAMEL+ (default), LLM-written guide, seeds 6-10" \
                   --label "camel_tuned_qbc_gwarm=CAMEL+ (default), tuned guide, seeds 6-10"
 # the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
 # default guide is a refined answer, with the best one-answer guide) and with the tuned guide
-figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned
+figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned \
+                  --seeds camel=1-5
 # the same learning from 25k, CleanRL's TD3 setting
 figure headline_25k "camel_tuned_ls25k" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline_ls25k camel_tuned_ls25k \
                   --baseline baseline_ls25k
@@ -69,7 +70,7 @@ figure outgrow    "camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_g
                   --conditions baseline camel_tuned camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm \
                   --seeds camel_tuned_qbc_gwarm=1-2
 figure outgrow_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
-                  --seeds camel_qbc_gwarm=1
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm=1
 figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill standstill_qbc_gwarm lean lean_qbc_gwarm \
                   --seeds standstill_qbc_gwarm=1 --seeds lean_qbc_gwarm=1
@@ -78,12 +79,13 @@ figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --
                   --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+, tuned guide, seeds 6-10"
 # the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
 figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
-                  --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+, LLM-written guide, seeds 6-10"
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+, LLM-written guide, seeds 6-10"
 # and with the poor guides on seeds 6-10 (the paper's CAMEL with them: Walker2d-v4 at these settings, seeds 1-3)
 figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \
                   --seeds standstill_qbc_gwarm=6-10 --seeds lean_qbc_gwarm=6-10
-# the ablation of CAMEL+ (issue 36): each part removed in turn, the LLM-written guides, fresh seeds 11-15
+# the ablation of CAMEL+ (issue 36): each part removed in turn, the LLM-written guides, fresh seeds 11-15 (the other
+# figures take the paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
                   --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm \
