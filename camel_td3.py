@@ -45,7 +45,7 @@ class Args:
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
       --llm-policy       the guide file, e.g. policies/hopper.py (without a guide: plain TD3)
-      --total-timesteps  1M: about 2 h on one Intel Xeon core (docs/benchmark.md)
+      --total-timesteps  1M: about 2-3 h on one Intel Xeon core (docs/benchmark.md)
       --paper            the paper's CAMEL
       --resume runs/RUN  continue a stopped run
       --seed             one seed of a sweep (scripts/sweep.py runs many)
