@@ -417,3 +417,22 @@ def test_the_ablation_script_plans_camel_plus_each_part_removed_and_the_papers_c
     assert flags["camel_qbc_gwarm_noboot"].endswith("--no-guide-bootstrap --llm-policy policies/hopper.py --torch-threads 1")
     assert "--guide-bc-coef" not in flags["camel_boot_gwarm"] and "--warmup-actions" not in flags["camel_qbc"]
     assert "--paper --llm-policy policies/hopper.py" in flags["camel"] and "--total-timesteps 100000" in flags["camel"]
+
+
+def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_the_one_named():
+    env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper"}
+    screen = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
+    assert screen.returncode == 0, screen.stderr
+    starts = [line.split() for line in screen.stdout.splitlines() if line.startswith("start")]
+    assert [(words[1], words[3]) for words in starts] == [(v, s) for v in ["camel_qbc_gwarm_cu2", "camel_qbc_gwarm_ln", "camel_qbc_gwarm_cu2_ln"]
+                                                          for s in ["11", "12", "13"]]  # fmt: skip
+    flags = {words[1]: " ".join(words[5:]) for words in starts}
+    assert "--critic-updates-per-step 2" in flags["camel_qbc_gwarm_cu2"] and "--critic-layer-norm" not in flags["camel_qbc_gwarm_cu2"]
+    assert "--critic-layer-norm" in flags["camel_qbc_gwarm_ln"] and "--critic-updates-per-step" not in flags["camel_qbc_gwarm_ln"]
+    assert "--critic-updates-per-step 2 --critic-layer-norm" in flags["camel_qbc_gwarm_cu2_ln"]
+    confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120,
+                             env={**env, "CONFIRM": "qbc_gwarm_ln"})  # fmt: skip
+    starts = [line.split() for line in confirm.stdout.splitlines() if line.startswith("start")]
+    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for v in ["camel_qbc_gwarm", "camel_qbc_gwarm_ln"] for s in range(16, 21)]
+    wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120, env={**env, "CONFIRM": "cu3"})
+    assert wrong.returncode == 2 and wrong.stderr.strip() == "error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_cu2 qbc_gwarm_ln qbc_gwarm_cu2_ln"
