@@ -84,13 +84,18 @@ def cli_args(args_class, argv=None):
     return args_class(**{name: getattr(getattr(parsed, key), name) for key, _, names in groups for name in names})
 
 
+@functools.cache
+def class_body(args_class):
+    """The class's source lines and its body's statements (ast), parsed once for help_sections and field_docstrings."""
+    source = textwrap.dedent(inspect.getsource(args_class))
+    return source.splitlines(), ast.parse(source).body[0].body
+
+
 def help_sections(args_class):
     """The sections of a trainer's Args, as --help shows them: [(heading, description, field names)]. A comment line
     at the class body's level opens a section, written `# Heading: what its flags are`; a field belongs to the last
     section opened above it (fields above the first: "options"). Sections without fields are dropped."""
-    source = textwrap.dedent(inspect.getsource(args_class))
-    lines = source.splitlines()
-    body = ast.parse(source).body[0].body
+    lines, body = class_body(args_class)
     sections, end_of_previous = [["options", "", []]], body[0].lineno - 1
     for node in body:
         for line in lines[end_of_previous : node.lineno - 1]:
@@ -105,7 +110,7 @@ def help_sections(args_class):
 
 def field_docstrings(args_class):
     """{field name: its docstring}, the string literal under each field of the class, as tyro reads them."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(args_class))).body[0].body
+    _, body = class_body(args_class)
     return {node.target.id: inspect.cleandoc(after.value.value) for node, after in zip(body, body[1:])
             if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}  # fmt: skip
 
