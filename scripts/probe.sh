@@ -10,7 +10,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [[ $# -gt 0 ]]; then
-  if [[ "$1" == -h || "$1" == --help ]]; then sed -n '2,10p' "$0" | cut -c3-; exit 0; fi
+  if [[ "$1" == -h || "$1" == --help ]]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
   echo "error: scripts/probe.sh takes no arguments: its settings are SEEDS, ENVS, CONFIRM and those of scripts/sweep.sh (see --help)" >&2
   exit 2
 fi
@@ -24,8 +24,6 @@ if [[ -n "${CONFIRM:-}" ]]; then
   variants="qbc_gwarm $CONFIRM" seeds="16 17 18 19 20"
 fi
 export SEEDS="${SEEDS:-$seeds}" TOTAL_TIMESTEPS="${TOTAL_TIMESTEPS:-100000}" WORKERS="${WORKERS:-2}" CONDITIONS=camel
-for env in ${ENVS:-walker2d ant hopper}; do
-  for variant in $variants; do
-    VARIANT="$variant" bash "$here/$env.sh"
-  done
+for env in ${ENVS:-walker2d ant hopper}; do  # each env's variants in one pool, seed by seed
+  VARIANT="$variants" bash "$here/$env.sh"
 done

@@ -9,7 +9,7 @@
 # Re-running it skips finished runs and resumes stopped ones (it is a scripts/sweep.sh sweep); OUT=DIR writes elsewhere.
 set -euo pipefail
 if [[ $# -gt 0 ]]; then
-  if [[ "$1" == -h || "$1" == --help ]]; then sed -n '2,9p' "$0" | cut -c3-; exit 0; fi
+  if [[ "$1" == -h || "$1" == --help ]]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
   echo "error: scripts/quickstart.sh takes no arguments: its settings are ENV_ID, STEPS, SEED, EVAL_FREQUENCY (see --help)" >&2
   exit 2
 fi

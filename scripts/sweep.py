@@ -36,7 +36,11 @@ Settings (environment variables):
                    letters and digits, joined by single _ . or -. Name a setting the way camel_utils/conditions.py does:
                    ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k"). A VARIANT made of
                    camel_td3.py's CAMEL+ levers brings their flags, and leaves baseline (no guide) as it is:
-                   VARIANT=qbc_gwarm CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default
+                   VARIANT=qbc_gwarm CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default.
+                   Several, space-separated, run every condition under each in one pool of WORKERS (no core idles
+                   between them); `plain` stands for the conditions as they are. Several only of CAMEL+ levers'
+                   names and plain (EXTRA_ARGS goes to every run): VARIANT="qbc_gwarm plain" runs CAMEL+ and the
+                   paper's CAMEL
   RUNS_DIR         where run folders go (default <repo>/runs); its name must be "runs", because the trainer writes
                    to ./runs: runs are started from the folder that holds it
   PYTHON           the interpreter for the runs (default <repo>/.venv/bin/python if it exists, else this one)
@@ -200,6 +204,29 @@ def with_variant(condition, variant, trainer="td3"):
     return Condition(f"{base}_{variant}{condition.name[len(base):]}", (*levers, *condition.flags))
 
 
+def read_variants(text, trainer):
+    """VARIANT's names, in order ("" for `plain`, the conditions as they are): one name, or several space-separated
+    ones made only of CAMEL+ levers' names or `plain`, since EXTRA_ARGS, which gives any other VARIANT its flags, goes
+    to every run. UsageError names what is wrong."""
+    names = text.split() or ["plain"]
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z0-9]+([_.-][A-Za-z0-9]+)*", name):
+            raise UsageError(f"VARIANT '{name}' must be letters and digits, joined by single _ . or - (e.g. ls25k, distill_1)")
+    if len(set(names)) < len(names):
+        raise UsageError(f"VARIANT names a variant twice: {text}")
+    if len(names) > 1:
+        for name in names:
+            try:
+                levers = name == "plain" or trainer == "td3" and variant_flags(name)
+            except ValueError as e:  # a lever that has left the trainer
+                raise UsageError(str(e)) from None
+            if not levers:
+                raise UsageError(f"VARIANT '{text}': several variants must each be made of CAMEL+ levers' names (qbc_gwarm, "
+                                 f"qbc_gwarm_noboot, ...) or be plain; {name} takes its flags from EXTRA_ARGS, which would go to "
+                                 "every run: sweep it on its own")  # fmt: skip
+    return ["" if name == "plain" else name for name in names]
+
+
 def read_settings(environ=os.environ, repo=REPO):
     """The sweep's settings from environment variables, checked: UsageError names the first wrong one."""
     env_id = environ.get("ENV_ID") or "Hopper-v4"
@@ -239,16 +266,17 @@ def read_settings(environ=os.environ, repo=REPO):
         names = ["baseline", "random", "random_no_ma_em"]
         names += ["camel", "camel_no_ma_em"] if llm_policy else []
         names += ["expert", "expert_no_ma_em"] if expert_model else []
-    variant = environ.get("VARIANT") or ""
-    if variant and not re.fullmatch(r"[A-Za-z0-9]+([_.-][A-Za-z0-9]+)*", variant):
-        raise UsageError(f"VARIANT '{variant}' must be letters and digits, joined by single _ . or - (e.g. ls25k, distill_1)")
+    variants = read_variants(environ.get("VARIANT") or "", trainer)
 
     def path(file):
         return passed_path(file, repo, runs_dir.parent)
 
-    conditions = [with_variant(parse_condition(name, guides, expert_model, env_id, path), variant, trainer) for name in names]
-    if len({c.name for c in conditions}) < len(conditions):
+    if len(set(names)) < len(names):
         raise UsageError(f"CONDITIONS names a condition twice: {' '.join(names)}")
+    parsed = [parse_condition(name, guides, expert_model, env_id, path) for name in names]
+    conditions = []
+    for variant in variants:  # a condition the levers leave as it is (baseline) runs once
+        conditions += [c for c in (with_variant(c, variant, trainer) for c in parsed) if c not in conditions]
 
     python = environ.get("PYTHON") or (str(repo / ".venv/bin/python") if os.access(repo / ".venv/bin/python", os.X_OK) else sys.executable)
     if os.sep in python:  # runs start in another folder

@@ -4,6 +4,7 @@ expert lookup, the settings' checks, failure reports, and signals passed on to t
 fake trainer (PYTHON=fake_trainer), so no test trains for real except the last, which runs camel_td3.py briefly."""
 
 import importlib.util
+import itertools
 import json
 import os
 import signal
@@ -186,6 +187,19 @@ def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_p
     (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, TRAINER="sac"))
     assert sweep.plan(run, s)[1][12:-2] == ["--llm-policy", str(guide)]  # camel_sac.py has no CAMEL+ levers
 
+def test_several_variants_run_in_one_pool_seed_by_seed_and_plain_is_the_condition_as_it_is(repo, tmp_path, guide):
+    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm plain qbc_gwarm_noboot")
+    runs = sweep.matrix(s)
+    assert [(run.exp_name, run.seed) for run in runs] == [(name, seed) for seed in (1, 2) for name in
+                                                          ("baseline", "camel_qbc_gwarm", "camel", "camel_qbc_gwarm_noboot")]  # fmt: skip
+    flags = {run.exp_name: sweep.plan(run, s)[1][12:-2] for run in runs}
+    assert flags["baseline"] == ["--paper"]  # the levers leave TD3 as it is: it runs once per seed
+    assert flags["camel"] == ["--paper", "--llm-policy", str(guide)]
+    assert flags["camel_qbc_gwarm_noboot"] == ["--paper", "--guide-bc-coef", "0.4", "--guide-bootstrap", "--warmup-actions", "guide",
+                                               "--no-guide-bootstrap", "--llm-policy", str(guide)]  # fmt: skip
+    assert [run.exp_name for run in sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="plain"))] == ["camel"]
+
+
 def test_variant_dry_run_and_print_matrix_show_its_names_and_flags(tmp_path, guide):
     environ = dict(SEEDS="1 2", CONDITIONS="camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", VARIANT="tfb",
                    EXTRA_ARGS="--target-full-bounds", TOTAL_TIMESTEPS=100000, PYTHON="python3")  # fmt: skip
@@ -240,7 +254,10 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
     ({"TRAINER": "ppo"}, "TRAINER must be one of td3, sac"),
     ({"RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
     ({"VARIANT": "full__actor"}, "VARIANT 'full__actor' must be letters and digits, joined by single _ . or -"),
-    ({"VARIANT": "full actor"}, "VARIANT 'full actor' must be"),
+    ({"VARIANT": "full actor"}, "VARIANT 'full actor': several variants must each be made of CAMEL\\+ levers' names .* full takes its flags from EXTRA_ARGS"),
+    ({"VARIANT": "qbc_gwarm ls25k"}, "ls25k takes its flags from EXTRA_ARGS, which would go to every run: sweep it on its own"),
+    ({"VARIANT": "qbc_gwarm plain qbc_gwarm"}, "VARIANT names a variant twice"),
+    ({"VARIANT": "qbc_gwarm prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
 ])  # fmt: skip
 def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
     with pytest.raises(sweep.UsageError, match=message):
@@ -412,6 +429,7 @@ def test_the_ablation_script_plans_camel_plus_each_part_removed_and_the_papers_c
     assert result.returncode == 0, result.stderr
     starts = [line.split() for line in result.stdout.splitlines() if line.startswith("start")]
     assert [words[1] for words in starts] == ["camel_qbc_gwarm", "camel_qbc_gwarm_noboot", "camel_boot_gwarm", "camel_qbc", "camel"]
+    assert result.stdout.count("== sweep") == 1  # one pool
     flags = {words[1]: " ".join(words[5:]) for words in starts}
     assert "--guide-bc-coef 0.4 --guide-bootstrap --warmup-actions guide" in flags["camel_qbc_gwarm"]
     assert flags["camel_qbc_gwarm_noboot"].endswith("--no-guide-bootstrap --llm-policy policies/hopper.py --torch-threads 1")
@@ -424,8 +442,9 @@ def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_th
     screen = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
     assert screen.returncode == 0, screen.stderr
     starts = [line.split() for line in screen.stdout.splitlines() if line.startswith("start")]
-    assert [(words[1], words[3]) for words in starts] == [(v, s) for v in ["camel_qbc_gwarm_cu2", "camel_qbc_gwarm_ln", "camel_qbc_gwarm_cu2_ln"]
-                                                          for s in ["11", "12", "13"]]  # fmt: skip
+    assert [(words[1], words[3]) for words in starts] == [(v, s) for s in ["11", "12", "13"]
+                                                          for v in ["camel_qbc_gwarm_cu2", "camel_qbc_gwarm_ln", "camel_qbc_gwarm_cu2_ln"]]  # fmt: skip
+    assert screen.stdout.count("== sweep") == 1  # one pool: no core waits for a variant's last seed
     flags = {words[1]: " ".join(words[5:]) for words in starts}
     assert "--critic-updates-per-step 2" in flags["camel_qbc_gwarm_cu2"] and "--critic-layer-norm" not in flags["camel_qbc_gwarm_cu2"]
     assert "--critic-layer-norm" in flags["camel_qbc_gwarm_ln"] and "--critic-updates-per-step" not in flags["camel_qbc_gwarm_ln"]
@@ -433,6 +452,14 @@ def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_th
     confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120,
                              env={**env, "CONFIRM": "qbc_gwarm_ln"})  # fmt: skip
     starts = [line.split() for line in confirm.stdout.splitlines() if line.startswith("start")]
-    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for v in ["camel_qbc_gwarm", "camel_qbc_gwarm_ln"] for s in range(16, 21)]
+    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for s in range(16, 21) for v in ["camel_qbc_gwarm", "camel_qbc_gwarm_ln"]]
     wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120, env={**env, "CONFIRM": "cu3"})
     assert wrong.returncode == 2 and wrong.stderr.strip() == "error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_cu2 qbc_gwarm_ln qbc_gwarm_cu2_ln"
+
+
+@pytest.mark.parametrize("script", ["ablation.sh", "probe.sh", "quickstart.sh"])
+def test_a_scripts_help_is_its_whole_header_comment(script):
+    text = (SCRIPTS / script).read_text().splitlines()
+    header = [line[2:] for line in itertools.takewhile(lambda line: line.startswith("#"), text[1:])]
+    result = subprocess.run(["bash", str(SCRIPTS / script), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.splitlines() == header and len(header) >= 5
