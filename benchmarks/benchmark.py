@@ -285,7 +285,8 @@ def probe_python(python, env, jax=False):
     code = (
         "import json, torch, gymnasium, mujoco, numpy; found = {'torch': torch.__version__, "
         "'gymnasium': gymnasium.__version__, 'mujoco': mujoco.__version__, 'numpy': numpy.__version__, "
-        "'cuda_available': torch.cuda.is_available(), 'default_threads': torch.get_num_threads()}"
+        "'cuda_available': torch.cuda.is_available(), 'default_threads': torch.get_num_threads(), "
+        "'cpu_capability': torch.backends.cpu.get_cpu_capability()}"
     )
     if jax:
         code += (
@@ -383,6 +384,9 @@ def cpu_model():
 
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")  # the ones kernels are chosen by
+# Environment variables that hold the libraries below an instruction set (e.g. all three at AVX2 on an AVX-512 CPU:
+# the kernels an AVX2-only CPU such as the AMD EPYC gets): recorded, and named in the table, whenever they are set.
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
 
 
 def cpu_simd(cpuinfo="/proc/cpuinfo"):
@@ -395,7 +399,8 @@ def cpu_simd(cpuinfo="/proc/cpuinfo"):
 def machine_info(args):
     info = {"cpu": cpu_model(), "cpu_simd": cpu_simd(), "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}  # fmt: skip
+            "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+            "kernel_variables": {name: os.environ[name] for name in KERNEL_VARIABLES if name in os.environ}}  # fmt: skip
     git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True)
     info["camel_commit"] = git.stdout.strip() or None
     if args.cleanrl:
@@ -442,7 +447,10 @@ def markdown(results):
 
     simd = f" ({' '.join(m['cpu_simd'])})" if m.get("cpu_simd") else ""  # not in results from before the field
     machine = f"{m['cpu']}{simd}, {m['cores']} cores" + (f", {m['gpu']}" if m.get("gpu") else "")
-    machine += f"; torch {results['ours']['torch']}, gymnasium {results['ours']['gymnasium']}, mujoco {results['ours']['mujoco']}"
+    kernels = f" ({results['ours']['cpu_capability']} kernels)" if results["ours"].get("cpu_capability") else ""  # not in older results
+    machine += f"; torch {results['ours']['torch']}{kernels}, gymnasium {results['ours']['gymnasium']}, mujoco {results['ours']['mujoco']}"
+    if m.get("kernel_variables"):
+        machine += "; kernels held below the CPU's by " + ", ".join(f"{k}={v}" for k, v in m["kernel_variables"].items()) + " in every run"
     if cleanrl:
         machine += (f"; CleanRL {m.get('cleanrl_commit') or 'checkout'} in its venv: torch {cleanrl['torch']},"
                     f" gymnasium {cleanrl['gymnasium']}, mujoco {cleanrl['mujoco']}")  # fmt: skip

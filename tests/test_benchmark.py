@@ -112,10 +112,13 @@ def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
         "--output-dir", str(output),
     ]  # fmt: skip
 
-    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    # torch's generic kernels, as a user holds the libraries below the CPU's instruction set: the table must say so
+    kernel_env = {k: v for k, v in os.environ.items() if k not in benchmark.KERNEL_VARIABLES} | {"ATEN_CPU_CAPABILITY": "default"}
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=kernel_env)
 
     assert child.returncode == 0, child.stdout + child.stderr
     results = json.loads((output / "results.json").read_text())
+    assert results["ours"]["cpu_capability"] == "DEFAULT" and results["machine"]["kernel_variables"] == {"ATEN_CPU_CAPABILITY": "default"}
     assert [(row["variant"], row["threads"]) for row in results["summary"]] == [("baseline", 1), ("camel", 1)]
     for run in results["runs"]:
         assert (run["first_step"], run["last_step"]) == (100, 300)
@@ -130,6 +133,8 @@ def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
     assert os.path.basename(str(guide)) in table
     simd = results["machine"]["cpu_simd"]
     assert simd == benchmark.cpu_simd() and f"{results['machine']['cpu']} ({' '.join(simd)})" in table
+    assert "torch " + results["ours"]["torch"] + " (DEFAULT kernels)" in table
+    assert "kernels held below the CPU's by ATEN_CPU_CAPABILITY=default in every run" in table
 
 
 def test_the_cpu_record_names_the_vector_instruction_sets_from_cpuinfo(tmp_path):
