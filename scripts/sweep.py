@@ -277,6 +277,9 @@ def read_settings(environ=os.environ, repo=REPO):
     conditions = []
     for variant in variants:  # a condition the levers leave as it is (baseline) runs once
         conditions += [c for c in (with_variant(c, variant, trainer) for c in parsed) if c not in conditions]
+    clash = next((c.name for i, c in enumerate(conditions) if c.name in [d.name for d in conditions[:i]]), None)
+    if clash:
+        raise UsageError(f"two conditions of CONDITIONS and VARIANT would both be named {clash}: rename the NAME=FILE.py one")
 
     python = environ.get("PYTHON") or (str(repo / ".venv/bin/python") if os.access(repo / ".venv/bin/python", os.X_OK) else sys.executable)
     if os.sep in python:  # runs start in another folder

@@ -258,6 +258,8 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
     ({"VARIANT": "qbc_gwarm ls25k"}, "ls25k takes its flags from EXTRA_ARGS, which would go to every run: sweep it on its own"),
     ({"VARIANT": "qbc_gwarm plain qbc_gwarm"}, "VARIANT names a variant twice"),
     ({"VARIANT": "qbc_gwarm prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
+    ({"VARIANT": "qbc plain", "CONDITIONS": "camel camel_qbc=/etc/hostname", "LLM_POLICY": "/etc/hostname"},
+     "two conditions of CONDITIONS and VARIANT would both be named camel_qbc: rename the NAME=FILE.py one"),
 ])  # fmt: skip
 def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
     with pytest.raises(sweep.UsageError, match=message):
