@@ -274,12 +274,12 @@ def read_settings(environ=os.environ, repo=REPO):
     if len(set(names)) < len(names):
         raise UsageError(f"CONDITIONS names a condition twice: {' '.join(names)}")
     parsed = [parse_condition(name, guides, expert_model, env_id, path) for name in names]
-    conditions = []
-    for variant in variants:  # a condition the levers leave as it is (baseline) runs once
-        conditions += [c for c in (with_variant(c, variant, trainer) for c in parsed) if c not in conditions]
-    clash = next((c.name for i, c in enumerate(conditions) if c.name in [d.name for d in conditions[:i]]), None)
-    if clash:
-        raise UsageError(f"two conditions of CONDITIONS and VARIANT would both be named {clash}: rename the NAME=FILE.py one")
+    by_name = {}  # run name -> condition: one the levers leave as it is (baseline) runs once
+    for variant in variants:
+        for condition in (with_variant(c, variant, trainer) for c in parsed):
+            if by_name.setdefault(condition.name, condition) != condition:
+                raise UsageError(f"two conditions of CONDITIONS and VARIANT would both be named {condition.name}: rename the NAME=FILE.py one")
+    conditions = list(by_name.values())
 
     python = environ.get("PYTHON") or (str(repo / ".venv/bin/python") if os.access(repo / ".venv/bin/python", os.X_OK) else sys.executable)
     if os.sep in python:  # runs start in another folder
