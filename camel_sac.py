@@ -43,9 +43,9 @@ class Args:
       --resume runs/RUN  continue a stopped run
       --seed             one seed of a sweep (scripts/sweep.py runs many)"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
-    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. sac_camel)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
+    sac_baseline without a guide, sac_camel for CAMEL-SAC with a guide file (camel_utils/conditions.py).
     Runs of different methods never share a name"""
     seed: int = 1
     """seed of the experiment"""
@@ -66,7 +66,7 @@ class Args:
     (the actor's, qf1's and qf2's state dicts, CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_sac-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-sac_camel-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # SAC: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"

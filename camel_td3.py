@@ -74,7 +74,7 @@ class Args:
     """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # TD3: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
@@ -110,7 +110,8 @@ class Args:
     """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id
     (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
-    """guide with a uniformly random action at every step (the paper's random-masking control)"""
+    """guide with a uniformly random action at every step (with --paper: the paper's random-masking control;
+    without it, CAMEL+ on a random guide)"""
     # masking: the paper's CAMEL (the box around the guide's action, the masking-aware actor, epsilon masking)
     mask_width: float = 0.6
     """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]

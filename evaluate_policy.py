@@ -36,7 +36,7 @@ class Args:
     (OMP/MKL/OPENBLAS_NUM_THREADS=1), killed after --eval-timeout."""
 
     policies: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="POLICY...", help_behavior_hint="(one or more)")]
-    """the files to evaluate: guide files (.py) and trained agents
+    """the files to evaluate: guide files (.py), and trained agents
     (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save them; run deterministically, unmasked);
     several are ranked in one table"""
     env_id: str = "Hopper-v4"
@@ -60,12 +60,13 @@ class Args:
 
     # beyond the paper: a multimodal model looks at the videos
     judge_model: Optional[str] = None
-    """a multimodal model that looks at --judge-frames frames of each video and gives a verdict (walks_forward,
-    stands_still, falls, moves_backward, other) with a one-sentence reason, shown beside the numbers. The ranking
-    stays the score's: the verdict never changes it. Gemini unless --judge-base-url is given"""
+    """a multimodal model that looks at --judge-frames frames of each video and gives a verdict
+    (walks_forward, stands_still, falls, moves_backward, other) with a one-sentence reason, shown beside the numbers.
+    The ranking stays the score's: the verdict never changes it.
+    Gemini unless --judge-base-url is given"""
     judge_base_url: Optional[str] = None
-    """ask the judge on an OpenAI-compatible server with image input instead of Gemini, e.g. http://localhost:11434/v1
-    (its key, if any, from OPENAI_API_KEY)"""
+    """ask the judge on an OpenAI-compatible server with image input instead of Gemini,
+    e.g. http://localhost:11434/v1 (its key, if any, from OPENAI_API_KEY)"""
     judge_frames: int = 6
     """frames of each video, evenly spaced from the first to the last, that the judge sees"""
 

@@ -81,8 +81,8 @@ class Args:
     model: Optional[str] = None
     """the model to ask (if unset: gemini-pro-latest with Gemini; needed with --base-url)"""
     base_url: Optional[str] = None
-    """ask an OpenAI-compatible server instead of Gemini, e.g. http://localhost:11434/v1 (Ollama) or
-    http://localhost:8000/v1 (vLLM); its key, if any, is read from OPENAI_API_KEY"""
+    """ask an OpenAI-compatible server instead of Gemini, e.g. http://localhost:11434/v1 (Ollama),
+    or http://localhost:8000/v1 (vLLM); its key, if any, is read from OPENAI_API_KEY"""
     temperature: Optional[float] = None
     """sampling temperature (if unset: the model's own)"""
     max_output_tokens: Optional[int] = None
@@ -90,27 +90,30 @@ class Args:
     request_timeout: float = 600.0
     """seconds one request may take (thinking models are slow), the judge's too"""
     request_attempts: int = 5
-    """tries per request when the server answers 408, 429 or 5xx or the connection fails, with exponential backoff
-    (the judge's too)"""
+    """tries per request when the server answers 408, 429 or 5xx or the connection fails,
+    with exponential backoff (the judge's too)"""
     iterations: int = 0
-    """refinement rounds after the first: each sends the best candidate so far, with its measurements or error,
-    back to the model and asks for improved versions (while no candidate has code, it asks afresh)"""
+    """refinement rounds after the first:
+    each sends the best candidate so far, with its measurements or error, back to the model,
+    and asks for improved versions (while no candidate has code, it asks afresh)"""
     prompt_template: Optional[str] = None
     """a prompt template to use instead of the one in prompts/ (placeholders: see prompts/README.md)"""
     print_prompt: bool = False
     """print the filled prompt and exit, without calling any model"""
     answers: tuple[str, ...] = ()
-    """answer files: what a model answered outside this script (a prompt pasted into a chat window, the answer
-    saved as a file), one candidate each. They get the same extraction, checks, evaluation, ranking, report and
-    --select as an API run, and no model is called; --model names the model that wrote them. A file whose name
-    holds roundN (e.g. round2_answer1.md) answers round N's prompt, any other answers round 1. With --iterations,
-    the first round with no answer files has its prompt written to --output-dir and printed: ask it the same way,
-    then run again with those answers added (into a new --output-dir)"""
+    """answer files: what a model answered outside this script (a prompt pasted into a chat window,
+    the answer saved as a file), one candidate each.
+    They get the same extraction, checks, evaluation, ranking, report and --select as an API run,
+    and no model is called; --model names the model that wrote them.
+    A file whose name holds roundN (e.g. round2_answer1.md) answers round N's prompt, any other answers round 1.
+    With --iterations, the first round with no answer files has its prompt written to --output-dir and printed:
+    ask it the same way, then run again with those answers added (into a new --output-dir)"""
 
     # evaluation (as evaluate_policy.py does it)
     evaluate: tuple[str, ...] = ()
-    """score these policy files and ask no model: an alias of `python evaluate_policy.py FILE...`, kept for older
-    commands (with --output-dir, its report.md, report.json and videos go there)"""
+    """score these policy files and ask no model:
+    an alias of `python evaluate_policy.py FILE...`, kept for older commands
+    (with --output-dir, its report.md, report.json and videos go there)"""
     episodes: int = 5
     """evaluation episodes per candidate, with seeds seed, seed+1, ..."""
     seed: int = 1
@@ -125,12 +128,13 @@ class Args:
     # beyond the paper: a multimodal model looks at the videos
     judge_model: Optional[str] = None
     """a multimodal model that looks at --judge-frames frames of each candidate's video and gives a verdict
-    (walks_forward, stands_still, falls, moves_backward, other) with a one-sentence reason, shown in the report
-    beside the numbers. The ranking (and --select best) stays the score's: the verdict never changes it. Gemini
-    unless --judge-base-url is given"""
+    (walks_forward, stands_still, falls, moves_backward, other) with a one-sentence reason,
+    shown in the report beside the numbers.
+    The ranking (and --select best) stays the score's: the verdict never changes it.
+    Gemini unless --judge-base-url is given"""
     judge_base_url: Optional[str] = None
-    """ask the judge on an OpenAI-compatible server with image input instead of Gemini, e.g. http://localhost:11434/v1
-    (its key, if any, from OPENAI_API_KEY)"""
+    """ask the judge on an OpenAI-compatible server with image input instead of Gemini,
+    e.g. http://localhost:11434/v1 (its key, if any, from OPENAI_API_KEY)"""
     judge_frames: int = 6
     """frames of each video, evenly spaced from the first to the last, that the judge sees"""
 

@@ -2,7 +2,7 @@
 
     python plot.py runs/                                    # every condition under runs/, every env
     python plot.py runs/ --envs Ant-v4 --conditions baseline random camel --name ant --output-dir docs/results
-    python plot.py runs/ --conditions baseline camel mine --label "mine=CAMEL, my guide"
+    python plot.py runs/ --conditions baseline camel mine --label "mine=paper's CAMEL, my guide"
     python plot.py export runs/ --to docs/results/runs      # one small JSON file per finished run not yet exported
     python plot.py docs/results/runs                        # every figure and table again, from those files alone
 
@@ -16,10 +16,10 @@ under the folders given, run folders with TensorBoard event files and exported r
   - {name}.md (also printed): for each env, the return at --steps, each seed's final return, a test of the final
     return against the baseline's, and two sample-efficiency measures against the baseline.
 
-Which runs: every condition found (a first run of camel_td3.py, exp_name camel_td3, too), or those --conditions
+Which runs: every condition found (a run under an --exp-name of your own too), or those --conditions
 names, in its order. Conditions are named by camel_utils/conditions.py: what guided the run, then the settings where it
 differs from today's defaults (camel_tuned_ls25k: CAMEL with the tuned guide, learning from 25k); their labels
-("CAMEL, tuned guide, learning from 25k") come from there, a name it does not know stands for itself, and
+("paper's CAMEL, tuned guide, learning from 25k") come from there, a name it does not know stands for itself, and
 --label NAME=TEXT names any condition (and its _no_ma_em and _ls{N}k variants).
 
 Definitions
@@ -104,7 +104,8 @@ def hint(default):
 @dataclass
 class Args:
     """Draw the paper's figure and results table from run folders and exported runs.
-    `python plot.py export RUNS_DIR --to FOLDER` exports finished runs as small files (see its --help)."""
+    `python plot.py export RUNS_DIR --to FOLDER` exports finished runs as small files, `python plot.py runlist`
+    lists the exported runs in Markdown (see their --help)."""
 
     runs_dirs: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS_DIR...")] = ("runs",)
     """folders that hold run folders and exported run files (searched recursively)"""
@@ -117,8 +118,8 @@ class Args:
     label: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
     """NAME=TEXT: show condition NAME as TEXT (and NAME_no_ma_em, NAME_ls25k as TEXT w/o MA EM, TEXT, learning from 25k)"""
     seeds: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
-    """NAME=SEEDS: only these seeds of condition NAME (e.g. camel_tuned_qbc_gwarm=6-10, or 1,3,5), as when a method
-    chosen on some seeds is confirmed on others; repeatable, one per condition"""
+    """NAME=SEEDS: only these seeds of condition NAME (e.g. camel_tuned_qbc_gwarm=6-10, or 1,3,5),
+    as when a method chosen on some seeds is confirmed on others; repeatable, one per condition"""
     envs: Annotated[tuple[str, ...], hint("all found")] = ()
     """envs to show, one panel each, in this order"""
     steps: Annotated[tuple[int, ...], hint("25, 50, 75 and 100% of each env's common last step")] = ()
@@ -326,6 +327,9 @@ def export(args):
 
 @dataclass
 class RunListArgs:
+    """Write the list of the exported runs under a folder (env, condition, seeds, steps, final returns) as Markdown:
+    docs/results/runs.md, which scripts/figures.sh keeps up to date."""
+
     runs_dir: tyro.conf.Positional[str] = "docs/results/runs"
     """folder of exported runs"""
     to: str = "docs/results/runs.md"

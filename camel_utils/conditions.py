@@ -35,15 +35,16 @@ DEFAULT_LEARNING_STARTS = 5000  # camel_td3.py's and camel_sac.py's --learning-s
 LEARNING_STARTS = re.compile(r"(.+)_ls(\d+)(k?)")  # {condition}_ls{N}k: learned from N thousand steps
 
 # What each guide is called in every figure and table, in the order figures list them.
+PAPER = "paper's CAMEL"  # the method of the paper, as every label names it (CAMEL+ is camel_td3.py's default)
 GUIDE_LABELS = {
     "baseline": "TD3",
     "expert": "Expert masking",
     "random": "Random masking",
-    "camel": "CAMEL, LLM-written guide",
-    "camel_oneanswer": "CAMEL, LLM-written guide (one answer)",
-    "camel_tuned": "CAMEL, tuned guide",
-    "standstill": "CAMEL, poor guide (stands still)",
-    "lean": "CAMEL, poor guide (leans and falls)",
+    "camel": "paper's CAMEL, LLM-written guide",
+    "camel_oneanswer": "paper's CAMEL, LLM-written guide (one answer)",
+    "camel_tuned": "paper's CAMEL, tuned guide",
+    "standstill": "paper's CAMEL, poor guide (stands still)",
+    "lean": "paper's CAMEL, poor guide (leans and falls)",
 }
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
@@ -123,15 +124,15 @@ def on_sac(label):
     """A TD3 label for the same condition trained by camel_sac.py."""
     if label == "TD3":
         return "SAC"
-    if label.startswith("CAMEL"):
-        return "CAMEL-SAC" + label[len("CAMEL") :]
+    if label.startswith(PAPER):
+        return "CAMEL-SAC" + label[len(PAPER) :]
     return f"{label} (SAC)"
 
 
 def condition_label(condition, custom=None):
     """The condition's name in figures and tables: its --label (custom) if given, else built from its parts:
     the guide's label, "w/o MA EM" for a _no_ma_em control and "learning from 25k" for _ls25k. A name that is
-    not a guide (camel_td3, the trainer's default, or a variant) stands for itself."""
+    not a guide's (an --exp-name of the user's own) stands for itself."""
     custom = custom or {}
     if condition in custom:
         return custom[condition]
@@ -164,7 +165,7 @@ def levers_label(guide, levers):
         if sum(parts.values()) >= 2:
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
             name += "".join(f" + {VARIANT_LABELS[lever][1]}" for lever in levers if lever in ("cu2", "ln"))
-            return f"{name}, {guide_label.removeprefix('CAMEL, ')}" if guide_label.startswith("CAMEL, ") else f"{name}, {guide_label}"
+            return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
     parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
     if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
         parts = [part.replace(" + guide bootstrap", "") for part in parts if part != "guide bootstrap"]

@@ -2,16 +2,23 @@
 # Redraw every results figure and table in docs/results/ from the committed run data (docs/results/runs/), with no
 # training: one plot.py call per question of docs/results.md, whose quoted tables it then updates. A figure whose
 # runs are not in the data yet is reported and skipped.
-#   scripts/figures.sh                      # all figures
-#   RUNS=runs/ OUT=plots scripts/figures.sh # the same figures from your own runs
+#   scripts/figures.sh                 # all figures, from the committed runs into docs/results/
+#   RUNS=runs/ scripts/figures.sh      # the same figures from your own runs, into plots/ (OUT=DIR: elsewhere)
+# Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md.
 set -uo pipefail
+if [ $# -gt 0 ]; then
+  if [ "$1" = -h ] || [ "$1" = --help ]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
+  echo "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT and PYTHON (see --help)" >&2
+  exit 2
+fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
 python="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}"
 runs="${RUNS:-docs/results/runs}"
-out="${OUT:-docs/results}"
+if [ -n "${RUNS:-}" ]; then out="${OUT:-plots}"; else out="${OUT:-docs/results}"; fi
 missing=()
+echo "figures of the runs in $runs, into $out/"
 
 figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any run of those conditions exists
   local name="$1" about="$2" condition; shift 2
@@ -36,7 +43,6 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 figure readme     "camel_qbc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel camel_qbc_gwarm camel_tuned camel_tuned_qbc_gwarm \
                   --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --seeds camel_tuned_qbc_gwarm=6-10 \
-                  --label "camel=paper's CAMEL, LLM-written guide" --label "camel_tuned=paper's CAMEL, tuned guide" \
                   --label "camel_qbc_gwarm=CAMEL+ (default), LLM-written guide, seeds 6-10" \
                   --label "camel_tuned_qbc_gwarm=CAMEL+ (default), tuned guide, seeds 6-10"
 # the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
@@ -61,9 +67,9 @@ figure poor_guide_walker2d "standstill lean" --envs Walker2d-v4 --conditions bas
 figure unmasked_gain "camel_tuned_fullactor_ls25k camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k" --envs Hopper-v4 Ant-v4 \
                   --conditions baseline_ls25k baseline camel_tuned_ls25k camel_tuned camel_tuned_fullactor_ls25k \
                   camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k --baseline baseline_ls25k \
-                  --label "camel_tuned_fullactor=CAMEL, tuned guide + actor under full bounds" \
-                  --label "camel_tuned_fulltarget=CAMEL, tuned guide + target under full bounds" \
-                  --label "camel_tuned_distill=CAMEL, tuned guide + Q-filtered distillation"
+                  --label "camel_tuned_fullactor=paper's CAMEL, tuned guide + actor under full bounds" \
+                  --label "camel_tuned_fulltarget=paper's CAMEL, tuned guide + target under full bounds" \
+                  --label "camel_tuned_distill=paper's CAMEL, tuned guide + Q-filtered distillation"
 # CAMEL+ (docs/design.md): the levers for the agent to outgrow its guide, beside TD3 and the paper's CAMEL, tuned guides;
 # the chosen lever with the LLM-written guides and with the poor guides; each the screen's seeds only (1-2, 1)
 figure outgrow    "camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
@@ -89,13 +95,13 @@ figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
                   --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm \
-                  --label "camel=paper's CAMEL, LLM-written guide" --label "camel_qbc_gwarm=CAMEL+, LLM-written guide"
+                  --label "camel_qbc_gwarm=CAMEL+, LLM-written guide"
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date;
 # and the list of committed runs, docs/results/runs.md
-if [ "$out" = docs/results ]; then
+if [ "$out" = docs/results ] && [ "$runs" = docs/results/runs ]; then
   "$python" plot.py runlist "$runs" --to docs/results/runs.md
   "$python" -c 'import pathlib; from camel_utils.results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The first command: CAMEL (camel_td3.py's default, CAMEL+) and plain TD3 side by side on one env, one run per core,
+# The first command: CAMEL+ (camel_td3.py's default) and plain TD3 side by side on one env, one run per core,
 # then both curves in figures.
 #   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 3.5 minutes on 2 cores
 #   ENV_ID=Walker2d-v4 STEPS=50000 SEED=2 scripts/quickstart.sh
 # Writes quickstart/{ENV_ID}/: runs/ (TensorBoard logs), eval.png (the agents without the mask: what each has
-# learned) and train.png (the return of the training episodes: CAMEL's are masked around the guide while epsilon > 0,
+# learned) and train.png (the return of the training episodes: CAMEL+'s are masked around the guide while epsilon > 0,
 # so they start near the guide's competence), with their tables eval.md and train.md.
 # Re-running it skips finished runs and resumes stopped ones (it is a scripts/sweep.sh sweep); OUT=DIR writes elsewhere.
 set -euo pipefail

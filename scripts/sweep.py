@@ -20,7 +20,8 @@ Settings (environment variables):
   WORKERS          runs at a time on this machine (default 1; at most one per CPU core)
   TORCH_THREADS    torch threads per run, passed as --torch-threads (default 1: runs beside other work stay fast;
                    0 is torch's default)
-  TRAINER          td3 (camel_td3.py, the default) or sac (camel_sac.py, the masking-aware SAC; same flags)
+  TRAINER          td3 (camel_td3.py, the default) or sac (camel_sac.py: the paper's CAMEL on SAC, without CAMEL+'s
+                   levers; the same flags otherwise)
   LLM_POLICY       guide file for the camel conditions, the LLM-written guide, e.g. policies/hopper.py
   TUNED_POLICY     guide file for the camel_tuned conditions, the hand-written tuned guide, e.g. policies/tuned/hopper.py
   EXPERT_MODEL     expert for the expert conditions: a .cleanrl_model file or a Hugging Face repo id such as
@@ -214,6 +215,15 @@ def read_variants(text, trainer):
             raise UsageError(f"VARIANT '{name}' must be letters and digits, joined by single _ . or - (e.g. ls25k, distill_1)")
     if len(set(names)) < len(names):
         raise UsageError(f"VARIANT names a variant twice: {text}")
+    if trainer != "td3":
+        for name in names:
+            try:
+                levers = name != "plain" and variant_flags(name)
+            except ValueError:  # a retired lever's name: a lever's all the same
+                levers = True
+            if levers:
+                raise UsageError(f"VARIANT {name} names CAMEL+ levers, which {TRAINERS[trainer]} does not have (it trains the "
+                                 "paper's CAMEL on SAC): leave VARIANT out, or use TRAINER=td3")  # fmt: skip
     if len(names) > 1:
         for name in names:
             try:
@@ -526,6 +536,9 @@ def main(argv=None, environ=os.environ):
     if args.task is None:
         print(f"== sweep {settings.env_id}: {len(settings.conditions)} conditions x {len(settings.seeds)} seeds, {settings.total_timesteps} "
               f"steps each, trainer {settings.trainer_script.name}, {settings.workers} at a time, into {settings.runs_dir}", flush=True)  # fmt: skip
+        if settings.workers > (os.cpu_count() or 1):
+            print(f"note: WORKERS={settings.workers} on {os.cpu_count()} CPU cores: runs share cores, each slower, and the "
+                  "runs' speeds say nothing of the method's")  # fmt: skip
     if dry_run:
         print("\n".join(plan_line(run, settings) for run in runs))
         return 0

@@ -12,6 +12,7 @@
 # (The sweeps also find an expert downloaded from the Hub with
 # `hf download cleanrl/Hopper-v4-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model --local-dir experts/Hopper-v4`.)
 set -euo pipefail
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "error: $*" >&2; exit 2; }

@@ -23,7 +23,7 @@ from camel_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
 
 REPO = Path(__file__).resolve().parents[1]
-REPO_ID = "someone/Hopper-v4-camel_td3-seed1"
+REPO_ID = "someone/Hopper-v4-camel_qbc_gwarm-seed1"
 GUIDE_SHA = "ab" * 32
 
 
@@ -80,7 +80,7 @@ def test_upload_sends_the_model_a_model_card_the_scalars_and_the_arguments(tmp_p
     result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 0, result.stderr
     assert f"uploaded to {hub.url}/{REPO_ID}" in result.stdout
-    assert hub.repos == [{"name": "Hopper-v4-camel_td3-seed1", "organization": "someone"}]
+    assert hub.repos == [{"name": "Hopper-v4-camel_qbc_gwarm-seed1", "organization": "someone"}]
     assert set(hub.authorization) == {"Bearer hf_fake_token"}  # HF_TOKEN, as huggingface_hub reads it
     files = hub.files[REPO_ID]
     assert files["camel_td3.cleanrl_model"] == (run / "camel_td3.cleanrl_model").read_bytes()
@@ -124,7 +124,7 @@ def test_a_failed_upload_leaves_the_run_as_it_was_and_says_so(tmp_path, failure)
 
 @pytest.mark.parametrize(
     "repo_id, token, message",
-    [("Hopper-v4-camel_td3-seed1", "t", "is not a Hugging Face repo id"), ("a/b/c", "t", "is not a Hugging Face repo id"),
+    [("Hopper-v4-camel_qbc_gwarm-seed1", "t", "is not a Hugging Face repo id"), ("a/b/c", "t", "is not a Hugging Face repo id"),
      ("runs/model.cleanrl_model", "t", "is not a Hugging Face repo id"), (REPO_ID, None, "needs a Hugging Face token")],
 )  # fmt: skip
 def test_upload_refuses_a_bad_repo_id_or_a_missing_token_with_one_line(tmp_path, repo_id, token, message):
@@ -223,7 +223,7 @@ def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_pa
     result = trainer(tmp_path, "camel_td3.py", "--upload-model", "not-a-repo-id", *TINY, env=hub_env(os.environ, tmp_path, refused_endpoint()))
     assert result.returncode == 2
     assert result.stderr.strip() == ("error: --upload-model not-a-repo-id is not a Hugging Face repo id; give owner/name, "
-                                     "e.g. you/Hopper-v4-camel_td3-seed1")  # fmt: skip
+                                     "e.g. you/Hopper-v4-camel_qbc_gwarm-seed1")  # fmt: skip
     assert not (tmp_path / "runs").exists()
 
 

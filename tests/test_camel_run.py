@@ -201,7 +201,7 @@ def test_common_checks_refuse_bad_flags_and_trainer_specific_ones(changes, messa
 
 @pytest.mark.parametrize(
     "changes, token, message",
-    [({"upload_model": "Hopper-v4-camel_td3-seed1"}, "t", "--upload-model Hopper-v4-camel_td3-seed1 is not a Hugging Face repo id"),
+    [({"upload_model": "Hopper-v4-camel_qbc_gwarm-seed1"}, "t", "--upload-model Hopper-v4-camel_qbc_gwarm-seed1 is not a Hugging Face repo id"),
      ({"upload_model": "runs/x/camel_td3.cleanrl_model"}, "t", "is not a Hugging Face repo id"),
      ({"upload_model": "me/x", "save_model": False}, "t", "--upload-model uploads the saved model; drop --no-save-model"),
      ({"upload_model": "me/x"}, None, "--upload-model needs a Hugging Face token")],
@@ -216,7 +216,7 @@ def test_upload_model_is_checked_before_the_run_starts(monkeypatch, tmp_path, ch
         check_common_args(TinyArgs(**changes))
     assert refused.value.code == 2
     monkeypatch.setenv("HF_TOKEN", "t")
-    check_common_args(TinyArgs(upload_model="me/Hopper-v4-camel_td3-seed1"))  # a repo id and a token pass
+    check_common_args(TinyArgs(upload_model="me/Hopper-v4-camel_qbc_gwarm-seed1"))  # a repo id and a token pass
 
 
 @pytest.mark.parametrize("width, least, message", [(0.0, None, "--mask-width must be in (0, 2], got 0.0"), (2.5, None, "(0, 2]"),

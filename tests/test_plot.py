@@ -146,7 +146,7 @@ def test_table_reports_mean_range_over_seeds_and_seed_count_at_each_step(sweep_r
     # 40, 50, 60: the mean, then the lowest and the highest seed
     assert rows["TD3"][:3] == ["20.0 [10.0, 30.0] (n=3)", "30.0 [20.0, 40.0] (n=3)", "50.0 [40.0, 60.0] (n=3)"]
     # camel: step / 50 and step / 25
-    assert rows["CAMEL, LLM-written guide"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
+    assert rows["paper's CAMEL, LLM-written guide"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
     text = (tmp_path / "out" / "results.md").read_text()
     assert text.startswith("Episodic return (unmasked evaluation): mean over seeds [range over seeds: lowest, highest]")
     assert "CI" not in text and "confidence" not in text and "bootstrap" not in text
@@ -180,11 +180,11 @@ def test_seeds_flag_keeps_only_the_named_seeds_of_its_condition(tmp_path, capsys
     assert run_plot(runs, tmp_path / "out", "steps", (2000,), "seeds", ["camel=6-7"]) == 0
     rows = table_rows(tmp_path / "out")
     # camel: seeds 6 and 7 (600, 700), not 1 and 2; the baseline keeps all four (1, 2, 6, 7: mean 4)
-    assert rows["CAMEL, LLM-written guide"][0] == "650.0 [600.0, 700.0] (n=2)"
+    assert rows["paper's CAMEL, LLM-written guide"][0] == "650.0 [600.0, 700.0] (n=2)"
     assert rows["TD3"][0] == "4.0 [1.0, 7.0] (n=4)"
     assert "note: 'camel': only seeds 6 7 (--seeds); left out seed 1 2" in capsys.readouterr().out
     assert run_plot(runs, tmp_path / "out2", "steps", (2000,), "seeds", ["camel=1,6"]) == 0
-    assert table_rows(tmp_path / "out2")["CAMEL, LLM-written guide"][0] == "350.0 [100.0, 600.0] (n=2)"
+    assert table_rows(tmp_path / "out2")["paper's CAMEL, LLM-written guide"][0] == "350.0 [100.0, 600.0] (n=2)"
 
 
 @pytest.mark.parametrize("flag", ["camel", "camel=", "camel=6-x", "=6", "camel=a"])
@@ -201,7 +201,7 @@ def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_ru
     # by hand: finals TD3 40, 50, 60; camel 80, 160. Of the 10 ways to split the 5 pooled finals 2 + 3, only the
     # observed one has a difference of means >= 120 - 50 = 70, and every one is <= 70: p = 2 * min(1/10, 1) = 0.2
     assert rows["TD3"][3] == "—"
-    assert rows["CAMEL, LLM-written guide"][3] == "+70.0, p=0.200"
+    assert rows["paper's CAMEL, LLM-written guide"][3] == "+70.0, p=0.200"
     # random: seed 3 stopped at 2000, so its finals are 5 and 7 (mean 6, 44 below TD3's), again the extreme split
     assert rows["Random masking"][3] == "-44.0, p=0.200"
 
@@ -224,14 +224,14 @@ def test_a_condition_is_compared_with_the_baseline_run_at_its_learning_start(tmp
     rows = table_rows(tmp_path / "out")
     # by hand: 5 - 2 = +3 (against the 5k TD3 it would be 5 - 20 = -15); every one of its 3 above every baseline
     # seed: 1 split of C(6, 3) = 20 at least as extreme, p = 2 / 20
-    assert rows["CAMEL, tuned guide, learning from 25k"][-3] == "+3.0, p=0.100¹"
-    assert rows["CAMEL, tuned guide"][-3] == "+30.0, p=0.100"  # against TD3 itself, at the same settings
+    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-3] == "+3.0, p=0.100¹"
+    assert rows["paper's CAMEL, tuned guide"][-3] == "+30.0, p=0.100"  # against TD3 itself, at the same settings
     text = (tmp_path / "out" / "results.md").read_text()
     assert ("¹ Against TD3, learning from 25k (baseline_ls25k), the baseline run at its training settings (learning_starts 25000), "
             "not TD3.") in text  # fmt: skip
     # steps to the final return of each: TD3's mean at 2k is 20, TD3, learning from 25k's is 2; neither CAMEL stays
     # above until 2k: its value at 1k is 0
-    assert rows["CAMEL, tuned guide, learning from 25k"][-2] == "2k (1.00x)¹"
+    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-2] == "2k (1.00x)¹"
     assert "Steps to the final return of TD3, learning from 25k: its mean return at 2k steps is 2.0" in text
 
 
@@ -242,9 +242,9 @@ def test_a_condition_at_settings_no_baseline_shares_gets_no_p_value_and_a_footno
     settings_runs(runs, "camel_tuned", [40.0, 50.0, 60.0], 5000, total=3000)  # a longer budget: not comparable either
     assert run_plot(runs, tmp_path / "out", "steps", (2000,)) == 0
     rows = table_rows(tmp_path / "out")
-    assert list(rows) == ["TD3", "CAMEL, tuned guide", "CAMEL, tuned guide, learning from 25k"]
-    assert rows["CAMEL, tuned guide"][-3:-1] == ["—¹", "—¹"]
-    assert rows["CAMEL, tuned guide, learning from 25k"][-3:-1] == ["—²", "—²"]
+    assert list(rows) == ["TD3", "paper's CAMEL, tuned guide", "paper's CAMEL, tuned guide, learning from 25k"]
+    assert rows["paper's CAMEL, tuned guide"][-3:-1] == ["—¹", "—¹"]
+    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-3:-1] == ["—²", "—²"]
     text = (tmp_path / "out" / "results.md").read_text()
     assert "¹ Not compared: its training settings (total_timesteps 3000) differ from those of TD3 (total_timesteps 2000)" in text
     assert ("² Not compared: its training settings (learning_starts 25000) differ from those of TD3 (learning_starts 5000), "
@@ -258,7 +258,7 @@ def test_runs_of_different_lengths_are_aligned_on_steps_not_index(sweep_runs, tm
     # random seed 3 stopped at 2000: it is in the 2000 cell and left out of the 3000 one
     assert rows["Random masking"][:2] == ["37.3 [5.0, 100.0] (n=3)", "6.0 [5.0, 7.0] (n=2)"]
     # camel is evaluated every 500 steps and the baseline every 1000: both are read at step 3000, not at index 3
-    assert rows["CAMEL, LLM-written guide"][1].startswith("90.0 ") and rows["TD3"][1].startswith("40.0 ")
+    assert rows["paper's CAMEL, LLM-written guide"][1].startswith("90.0 ") and rows["TD3"][1].startswith("40.0 ")
 
 
 def test_step_that_no_run_reached_is_left_out_with_a_note(sweep_runs, tmp_path):
@@ -329,9 +329,9 @@ def test_table_gives_both_efficiency_measures_against_the_baseline(tmp_path):
     assert run_plot(runs, tmp_path / "out") == 0
     rows = table_rows(tmp_path / "out")
     # steps to TD3's final return (1200 at 5k), over 5k
-    assert [rows[c][-2] for c in ("TD3", "CAMEL, LLM-written guide", "Random masking")] == ["5k (1.00x)", "3k (0.60x)", "not reached"]
+    assert [rows[c][-2] for c in ("TD3", "paper's CAMEL, LLM-written guide", "Random masking")] == ["5k (1.00x)", "3k (0.60x)", "not reached"]
     # mean over training, each seed's, averaged; with 2 seeds the interval is [smaller, larger]
-    assert rows["CAMEL, LLM-written guide"][-1] == "1175.0 [1075.0, 1275.0]"
+    assert rows["paper's CAMEL, LLM-written guide"][-1] == "1175.0 [1075.0, 1275.0]"
     assert rows["Random masking"][-1] == "300.0 [200.0, 400.0]"
     text = (tmp_path / "out" / "results.md").read_text()
     assert "Steps to the final return of TD3: its mean return at 5k steps is 1200.0" in text
@@ -343,11 +343,11 @@ def test_comparison_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
     # at 2k, the last step random seed 3 reached: camel 40 and 80, TD3 20, 30 and 40: +30; of the 10 ways to pick two of
     # {20, 30, 40, 40, 80}, the two with sum 120 (80 with either 40) differ by at least 30: p = 2 * 2 / 10
-    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][-3] == "+30.0, p=0.400"
+    assert table_rows(tmp_path / "out")["paper's CAMEL, LLM-written guide"][-3] == "+30.0, p=0.400"
     for path in sweep_runs.glob("Hopper-v4__baseline__*"):
         shutil.rmtree(path)
     assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
-    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][-3:-1] == ["—", "no TD3 runs"]
+    assert table_rows(tmp_path / "out")["paper's CAMEL, LLM-written guide"][-3:-1] == ["—", "no TD3 runs"]
 
 
 # ---- Which runs are shown
@@ -365,7 +365,7 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
         "its log.txt): Hopper-v4__camel__7, Hopper-v4__camel__8, Hopper-v4__camel__9",
     ]
     # the baseline first, then the guides in camel_utils.conditions' order, then the names it does not know, by name
-    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "CAMEL, LLM-written guide", "camel_td3", "mytweak"]
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "paper's CAMEL, LLM-written guide", "camel_td3", "mytweak"]
     assert table_rows(tmp_path / "out")["camel_td3"][-4] == "1: 1000.0, 2: 1000.0"  # both seeds at 2k, the common last step
 
 
@@ -386,13 +386,13 @@ def test_named_or_labelled_conditions_are_shown(sweep_runs, tmp_path):
     write_run(sweep_runs, "Hopper-v4__camel_standstill__1", line([1000, 2000, 3000, 4000], 0.0, 3.0))
     assert run_plot(sweep_runs, tmp_path / "a", "conditions", ("camel_standstill", "baseline")) == 0
     assert list(table_rows(tmp_path / "a")) == ["camel_standstill", "TD3"]
-    assert run_plot(sweep_runs, tmp_path / "b", "label", ["camel_standstill=CAMEL, stand-still guide"]) == 0
-    assert list(table_rows(tmp_path / "b")) == ["TD3", "Random masking", "CAMEL, LLM-written guide", "CAMEL, stand-still guide"]
+    assert run_plot(sweep_runs, tmp_path / "b", "label", ["camel_standstill=paper's CAMEL, stand-still guide"]) == 0
+    assert list(table_rows(tmp_path / "b")) == ["TD3", "Random masking", "paper's CAMEL, LLM-written guide", "paper's CAMEL, stand-still guide"]
 
 
 def test_conditions_flag_selects_and_orders_conditions(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "baseline"), "steps", (4000,)) == 0
-    assert list(table_rows(tmp_path / "out")) == ["CAMEL, LLM-written guide", "TD3"]
+    assert list(table_rows(tmp_path / "out")) == ["paper's CAMEL, LLM-written guide", "TD3"]
 
 
 def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
@@ -409,7 +409,7 @@ def test_partial_runs_dir_says_what_is_found_and_missing(tmp_path, capsys):
     assert "Hopper-v4: no 'baseline' runs, so no comparison with it" in out
     assert "Hopper-v4 random: seed 2 (other conditions have it)" in out
     assert "Hopper-v4 camel seed 2: stops at 1k steps, others reach 2k" in out
-    assert table_rows(tmp_path / "out")["CAMEL, LLM-written guide"][:2] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)"]
+    assert table_rows(tmp_path / "out")["paper's CAMEL, LLM-written guide"][:2] == ["10.0 [10.0, 10.0] (n=2)", "20.0 [20.0, 20.0] (n=1)"]
 
 
 @pytest.mark.parametrize("make", ["missing", "empty", "no_eval", "not_found"])
@@ -479,11 +479,11 @@ def paper_runs(tmp_path):
 
 def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_path):
     runs, guides = paper_runs
-    flags = ("label", ["camel_fullbounds=CAMEL, full bounds"], "guide_returns", str(guides), "name", "hopper")
+    flags = ("label", ["camel_fullbounds=paper's CAMEL, full bounds"], "guide_returns", str(guides), "name", "hopper")
     assert run_plot(runs, tmp_path / "out", *flags) == 0
     texts = svg_texts(tmp_path / "out" / "hopper.svg")
-    legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "CAMEL, LLM-written guide", "CAMEL, full bounds",
-              "Guide's own return: CAMEL, LLM-written guide", "Guide's own return: Expert masking", BAND_NOTE]  # fmt: skip
+    legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "paper's CAMEL, LLM-written guide", "paper's CAMEL, full bounds",
+              "Guide's own return: paper's CAMEL, LLM-written guide", "Guide's own return: Expert masking", BAND_NOTE]  # fmt: skip
     for name in legend:
         assert texts.count(name) == 1, name  # one legend for the figure
     assert texts.count("Episodic return (unmasked evaluation)") == 2  # every panel its y-label
@@ -491,7 +491,7 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     assert not [t for t in texts if t in ("baseline", "camel", "eval/episodic_return")]  # no internal names
     for ext in ("png", "svg", "pdf", "md"):
         assert (tmp_path / "out" / f"hopper.{ext}").stat().st_size > 1000
-    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, CAMEL, LLM-written guide 2542.0." in (
+    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, paper's CAMEL, LLM-written guide 2542.0." in (
         tmp_path / "out" / "hopper.md").read_text()  # fmt: skip
 
 
@@ -531,7 +531,7 @@ def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys
     guides.write_text(json.dumps({"Hopper-v4": {"camel_tuned": 2542.0}}))
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
     assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC, tuned guide", "CAMEL-SAC, tuned guide w/o MA EM"]
-    assert "Guide's own return (dashed in the figure): CAMEL, tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
+    assert "Guide's own return (dashed in the figure): paper's CAMEL, tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
@@ -680,11 +680,11 @@ def test_command_line_exports_then_plots_with_a_name_and_labels(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("exported 7 runs")
     result = subprocess.run([sys.executable, "plot.py", str(exported), "--output-dir", str(tmp_path / "out"), "--name", "poor",
-                             "--label", "camel_standstill=CAMEL, stand-still guide", "--label", "camel=CAMEL"],
+                             "--label", "camel_standstill=paper's CAMEL, stand-still guide", "--label", "camel=CAMEL"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert sorted(os.listdir(tmp_path / "out")) == ["poor.md", "poor.pdf", "poor.png", "poor.svg"]
-    assert list(table_rows(tmp_path / "out", "poor")) == ["TD3", "CAMEL", "CAMEL, stand-still guide"]
+    assert list(table_rows(tmp_path / "out", "poor")) == ["TD3", "CAMEL", "paper's CAMEL, stand-still guide"]
 
 
 def test_command_line_on_empty_runs_dir_exits_1_without_traceback(tmp_path):

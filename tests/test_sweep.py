@@ -459,9 +459,44 @@ def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_th
     assert wrong.returncode == 2 and wrong.stderr.strip() == "error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_cu2 qbc_gwarm_ln qbc_gwarm_cu2_ln"
 
 
-@pytest.mark.parametrize("script", ["ablation.sh", "probe.sh", "quickstart.sh"])
+@pytest.mark.parametrize("script", ["ablation.sh", "probe.sh", "quickstart.sh", "figures.sh", "train_expert.sh"])
 def test_a_scripts_help_is_its_whole_header_comment(script):
     text = (SCRIPTS / script).read_text().splitlines()
     header = [line[2:] for line in itertools.takewhile(lambda line: line.startswith("#"), text[1:])]
     result = subprocess.run(["bash", str(SCRIPTS / script), "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.splitlines() == header and len(header) >= 5
+
+
+def test_figures_of_your_own_runs_go_to_plots_and_leave_the_committed_results_alone(tmp_path):
+    """RUNS=DIR alone draws into plots/, not over docs/results/ (and rewrites neither runs.md nor results.md's
+    quotes); an argument is refused in one line, before anything is drawn."""
+    committed = {p: p.stat().st_mtime_ns for p in (REPO / "docs").rglob("*.md")}
+    result = subprocess.run(["bash", str(SCRIPTS / "figures.sh")], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "RUNS": str(tmp_path)})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"figures of the runs in {tmp_path}, into plots/"
+    assert "not drawn (no runs for them in" in result.stdout and "updated the tables" not in result.stdout
+    assert {p: p.stat().st_mtime_ns for p in (REPO / "docs").rglob("*.md")} == committed
+    wrong = subprocess.run(["bash", str(SCRIPTS / "figures.sh"), "runs/"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert wrong.stderr.strip() == "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT and PYTHON (see --help)"
+
+
+def test_more_workers_than_cores_is_said_before_the_runs(tmp_path):
+    workers = (os.cpu_count() or 1) + 1
+    result = run_script(SCRIPTS / "sweep.sh", "--dry-run", CONDITIONS="baseline", WORKERS=workers, RUNS_DIR=tmp_path / "runs")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == (f"note: WORKERS={workers} on {os.cpu_count()} CPU cores: runs share cores, each slower, "
+                                             "and the runs' speeds say nothing of the method's")  # fmt: skip
+    fits = run_script(SCRIPTS / "sweep.sh", "--dry-run", CONDITIONS="baseline", WORKERS=1, RUNS_DIR=tmp_path / "runs")
+    assert "note: WORKERS" not in fits.stdout
+
+
+@pytest.mark.parametrize("variant", ["qbc_gwarm", "plain prop_gwarm"])
+def test_camel_plus_levers_on_the_sac_trainer_are_refused_not_run_as_the_paper(repo, tmp_path, variant):
+    (repo / "camel_sac.py").write_text("")
+    lever = variant.split()[-1]
+    with pytest.raises(sweep.UsageError, match=rf"^error: VARIANT {lever} names CAMEL\+ levers, which camel_sac.py does not have "
+                                               r"\(it trains the paper's CAMEL on SAC\): leave VARIANT out, or use TRAINER=td3$"):  # fmt: skip
+        settings(repo, tmp_path, TRAINER="sac", VARIANT=variant)
+    assert [c.name for c in settings(repo, tmp_path, TRAINER="sac", VARIANT="ls25k", CONDITIONS="baseline").conditions] == ["baseline_ls25k"]
