@@ -88,7 +88,7 @@ import tyro
 from camel_utils.conditions import condition_label, order_key
 from camel_utils.results.export import export_runs, listing, plural
 from camel_utils.results.figures import draw_figure
-from camel_utils.results.guides import read_guide_returns
+from camel_utils.results.guides import other_guides, read_guide_returns
 from camel_utils.results.runs import exported_runs, load_runs, mixed_settings
 from camel_utils.results.tables import format_steps, results_markdown, run_list
 
@@ -125,7 +125,8 @@ class Args:
     steps: Annotated[tuple[int, ...], hint("25, 50, 75 and 100% of each env's common last step")] = ()
     """environment steps at which the table reports the return"""
     guide_returns: Optional[str] = DEFAULT_GUIDE_RETURNS
-    """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel_tuned's for camel_tuned_ls25k, camel_tuned_no_ma_em, sac_camel_tuned)"""
+    """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel_tuned's for camel_tuned_ls25k, camel_tuned_no_ma_em, sac_camel_tuned);
+    an entry {"return": R, "guide": FILE} is drawn only for runs that logged that --llm-policy file (camel_utils/results/guides.py)"""
     baseline: str = "baseline"
     """the condition the permutation test and the sample-efficiency measures compare against; a condition run at other training settings is compared with the baseline's run at its settings where there is one (baseline_ls25k for camel_tuned_ls25k)"""
     tag: str = "eval/episodic_return"
@@ -228,7 +229,7 @@ def main(args):
     try:
         custom_labels = parse_labels(args.label)
         chosen_seeds = parse_seeds(args.seeds)
-        guides = read_guide_returns(args.guide_returns, given=args.guide_returns != DEFAULT_GUIDE_RETURNS)
+        guides, guide_files = read_guide_returns(args.guide_returns, given=args.guide_returns != DEFAULT_GUIDE_RETURNS)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -271,7 +272,8 @@ def main(args):
         mixed = mixed_settings(group)
         if condition in conditions and mixed:  # averaging over them would mix two experiments under one name
             print(f"error: the {env_id} runs of '{condition}' were run with different settings: {'; '.join(mixed)}. "
-                  "Give each setting its own condition name (the sweep's VARIANT), or plot the folders apart", file=sys.stderr)  # fmt: skip
+                  f"Give each setting its own condition name (the sweep's VARIANT), keep one setting's seeds with --seeds {condition}=A-B, "
+                  "or plot the folders apart", file=sys.stderr)  # fmt: skip
             return 1
     found_envs = {env for env, c in groups if c in conditions}
     for missing_name in [e for e in args.envs if e not in found_envs]:
@@ -291,11 +293,16 @@ def main(args):
     if missing:
         print("missing:\n  " + "\n  ".join(missing))
 
+    shown = {key: runs for key, runs in groups.items() if key[0] in envs and key[1] in conditions}
+    skip_guides, notes = other_guides(guides, guide_files, shown, os.path.dirname(os.path.abspath(__file__)))
+    for note in notes:
+        print(f"note: {note}")
+
     # ---- The figure, and the table with the comparisons and the sample-efficiency measures
     os.makedirs(args.output_dir, exist_ok=True)
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
-    draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths)
-    markdown = results_markdown(groups, envs, conditions, label, guides, args.baseline, args.tag, args.steps, args.seed)
+    draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, skip_guides)
+    markdown = results_markdown(groups, envs, conditions, label, guides, args.baseline, args.tag, args.steps, args.seed, skip_guides)
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
     with open(table_path, "w") as f:
         f.write(markdown)

@@ -100,7 +100,9 @@ def test_a_condition_whose_seeds_differ_in_an_algorithm_setting_is_an_error(tmp_
     assert run_plot(runs, tmp_path / "out") == 1
     err = capsys.readouterr().err
     assert "the Hopper-v4 runs of 'camel' were run with different settings: --learning-starts 25000 (seed 1 2), 5000 (seed 3)" in err
+    assert "keep one setting's seeds with --seeds camel=A-B" in err
     assert not (tmp_path / "out").exists()  # nothing drawn from the mix
+    assert run_plot(runs, tmp_path / "out", "seeds", ["camel=1-2"]) == 0  # what the error offers works
 
 
 def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_together(tmp_path):
@@ -541,8 +543,34 @@ def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_contro
     assert len({colors["camel"], colors["camel_fullactor"], colors["camel_distill"]}) == 3
 
 
+def test_a_guides_return_is_drawn_only_for_runs_of_the_file_it_was_measured_on(tmp_path, capsys):
+    """A sweep with a guide of your own keeps the shipped guide's name (camel) but not its return: the entry names the
+    files it was measured on, and a run that logged another gets no line, with a note; its twin of the shipped file
+    (the same code under policies/llm/) and a run given the file by its absolute path keep it."""
+    runs = tmp_path / "runs"
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name, guide in [("Hopper-v4__camel__1", "policies/hopper.py"), ("Hopper-v4__camel__2", os.path.join(repo, "policies/hopper.py")),
+                        ("Walker2d-v4__camel__1", "policies/candidates/walker2d/selected.py"),
+                        ("Walker2d-v4__camel_qbc_gwarm__1", "policies/llm/Walker2d-v4/round1_candidate1.py")]:  # fmt: skip
+        write_run(runs, name, line([1000, 2000], 0.01), hyperparameters={"llm_policy": guide})
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": {"return": 764.3, "guide": "policies/hopper.py"}},
+                                  "Walker2d-v4": {"camel": {"return": 2018.7, "guide": ["policies/walker2d.py",
+                                                                                        "policies/llm/Walker2d-v4/round1_candidate1.py"]}}}))  # fmt: skip
+    assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
+    out = capsys.readouterr().out
+    assert ("note: 'camel' on Walker2d-v4 ran with the guide policies/candidates/walker2d/selected.py, not policies/walker2d.py: its "
+            "guide's own return is not drawn") in out.splitlines()  # fmt: skip
+    assert out.count("its guide's own return is not drawn") == 1
+    text = (tmp_path / "out" / "results.md").read_text()
+    hopper, walker = text.split("### Walker2d-v4")
+    assert "Guide's own return (dashed in the figure): paper's CAMEL, LLM-written guide 764.3." in hopper
+    assert "Guide's own return (dashed in the figure): paper's CAMEL, LLM-written guide 2018.7." in walker  # from camel_qbc_gwarm's run
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
+    ('{"Hopper-v4": {"camel": {"return": 1.0, "guide": 3}}}', "expected {env_id: {condition: return}}"),
     ("{not json", "not JSON"),
     ('{"Hopper-v4": {"camel": "high"}}', "expected {env_id: {condition: return}}"),
 ])  # fmt: skip

@@ -1,5 +1,8 @@
 """Each guide's own return (docs/results/guides.json, {env_id: {condition: return}}), drawn dashed in the figures
-and named in the tables, and which entry a condition uses."""
+and named in the tables, and which entry a condition uses. An entry may name the guide file it was measured on,
+{"return": 764.3, "guide": "policies/hopper.py"}, or a list of files that hold the same code: its line is then drawn
+only for runs that logged one of them, so that a sweep with a guide of your own never shows the shipped guide's return
+as its guide's."""
 
 import json
 import os
@@ -9,10 +12,11 @@ from camel_utils.conditions import SAC
 
 
 def read_guide_returns(path, given):
-    """{env_id: {condition: return}} from a JSON file; {} when path is None or is the default and does not exist.
-    ValueError saying what is wrong with a file that is given and missing, or not of that shape."""
+    """({env_id: {condition: return}}, {env_id: {condition: [guide files]}}) from a JSON file, whose entries are a
+    return or {"return": R, "guide": FILE or [FILE, ...]}; ({}, {}) when path is None or is the default and does not exist. ValueError
+    saying what is wrong with a file that is given and missing, or not of that shape."""
     if path is None or (not given and not os.path.exists(path)):
-        return {}
+        return {}, {}
     try:
         with open(path) as f:
             guides = json.load(f)
@@ -22,13 +26,45 @@ def read_guide_returns(path, given):
         raise ValueError(f"--guide-returns {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"--guide-returns {path}: not JSON ({e})") from None
+    def number(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    def entry_ok(value):
+        files = value.get("guide", []) if isinstance(value, dict) else []
+        files = [files] if isinstance(files, str) else files
+        return number(value) or (isinstance(value, dict) and number(value.get("return")) and set(value) <= {"return", "guide"}
+                                 and isinstance(files, list) and all(isinstance(f, str) for f in files))  # fmt: skip
+
     shape_ok = isinstance(guides, dict) and all(
-        isinstance(returns, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in returns.values())
-        for returns in guides.values()
+        isinstance(returns, dict) and all(entry_ok(v) for v in returns.values()) for returns in guides.values()
     )
     if not shape_ok:
-        raise ValueError(f'--guide-returns {path}: expected {{env_id: {{condition: return}}}}, e.g. {{"Hopper-v4": {{"camel_tuned": 2542.1}}}}')
-    return guides
+        raise ValueError(f'--guide-returns {path}: expected {{env_id: {{condition: return}}}}, e.g. {{"Hopper-v4": {{"camel_tuned": 2542.1}}}}, '
+                         'or {"return": 2542.1, "guide": "policies/tuned/hopper.py"} for a return')  # fmt: skip
+    returns = {env: {c: v["return"] if isinstance(v, dict) else v for c, v in entries.items()} for env, entries in guides.items()}
+    files = {env: {c: [v["guide"]] if isinstance(v["guide"], str) else v["guide"] for c, v in entries.items() if isinstance(v, dict) and "guide" in v}
+             for env, entries in guides.items()}  # fmt: skip
+    return returns, files
+
+
+def other_guides(returns, files, groups, repo):
+    """The (env_id, condition) pairs of groups whose runs logged a guide file (--llm-policy) other than those their
+    entry was measured on (repo-relative paths; runs log absolute paths outside the repository), whose guide's return
+    is therefore unknown; and one note per such pair."""
+    skip, notes = set(), []
+    for (env_id, condition), runs in sorted(groups.items()):
+        entry = guide_entry(condition, returns.get(env_id, {}))
+        measured_on = files.get(env_id, {}).get(entry)
+        if not measured_on:
+            continue
+        logged = {run.settings.get("llm_policy") for run in runs} - {None}
+        known = {os.path.normpath(path) for path in measured_on}
+        other = sorted(path for path in logged if os.path.normpath(os.path.relpath(path, repo) if os.path.isabs(path) else path) not in known)
+        if other:
+            skip.add((env_id, condition))
+            notes.append(f"'{condition}' on {env_id} ran with the guide {other[0]}, not {measured_on[0]}: its guide's own return "
+                         "is not drawn")  # fmt: skip
+    return skip, notes
 
 
 def guide_entry(condition, returns):
@@ -49,13 +85,13 @@ class GuideLine(NamedTuple):
     value: float  # the guide's own return
 
 
-def guide_lines(guides, env_id, conditions):
-    """One dashed line per guide that a shown condition uses (see guide_entry); two guides with equal returns keep
-    a line each."""
+def guide_lines(guides, env_id, conditions, skip=frozenset()):
+    """One dashed line per guide that a shown condition uses (see guide_entry), but not for the (env_id, condition)
+    pairs in skip (other_guides); two guides with equal returns keep a line each."""
     returns = guides.get(env_id, {})
     lines = {}
     for condition in conditions:
-        entry = guide_entry(condition, returns)
+        entry = guide_entry(condition, returns) if (env_id, condition) not in skip else None
         if entry is not None and entry not in lines:
             lines[entry] = GuideLine(entry, entry if entry in conditions else condition, float(returns[entry]))
     return list(lines.values())

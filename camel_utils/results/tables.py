@@ -110,7 +110,7 @@ def comparison_cells(env_id, condition, baseline, groups, final_step, label, not
 
 
 # ---- The table
-def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0):
+def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, skip_guides=frozenset()):
     """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
     baseline_name = label(baseline)
@@ -166,7 +166,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
             lines.append(f"Mean return over training: the return averaged over steps {format_steps(int(grid[0]))} to "
                          f"{format_steps(int(grid[-1]))} (the area under the curve by the trapezoid rule on the evaluation "
                          f"steps, over the steps), mean over seeds [range over seeds].")  # fmt: skip
-        known = guide_lines(guides, env_id, env_conditions)
+        known = guide_lines(guides, env_id, env_conditions, skip_guides)
         if known:
             lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{label(g.entry)} {g.value:.1f}" for g in known) + ".")
         skipped = [format_steps(s) for s in steps_asked if s > longest]
