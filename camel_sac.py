@@ -45,8 +45,9 @@ class Args:
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. sac_camel)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    sac_baseline without a guide, sac_camel for CAMEL-SAC with a guide file (camel_utils/conditions.py).
-    Runs of different methods never share a name"""
+    sac_baseline without a guide, sac_camel for CAMEL-SAC with a guide file (camel_utils/conditions.py);
+    it names the method and the kind of guide, not the file itself or the mask's settings:
+    give runs of other guide files or settings an --exp-name of their own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -127,7 +128,8 @@ class Args:
     checkpoint_frequency: int = 50000
     """save a resumable checkpoint at the first episode end after every this many steps (0: never)"""
     resume: Optional[str] = None
-    """continue an interrupted run: its folder (runs/{run_name}) or its checkpoint.pt; other flags are taken from it"""
+    """continue an interrupted run: its folder (runs/{run_name}) or its checkpoint.pt;
+    other flags are taken from it, except --cuda and --torch-threads (this machine's) and --upload-model (the command's, if given)"""
     run_name: Annotated[
         Optional[str], tyro.conf.arg(help_behavior_hint="(default: {env_id}__{exp_name}__{seed}__{time}, as CleanRL)")
     ] = None
@@ -199,7 +201,7 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
+    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
     # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
     guide_actions: Optional[torch.Tensor] = None
     has_guide: Optional[torch.Tensor] = None
@@ -209,24 +211,24 @@ class ReplayBatch(NamedTuple):
 
 class ReplayBuffer:
     """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    guide_actions=True, the guide's action in s and in s').
+    keep_guide_actions=True, the guide's action in s and in s').
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
 
-    def __init__(self, buffer_size, obs_dim, action_dim, device, guide_actions=False):
+    def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
-        if guide_actions:
+        if keep_guide_actions:
             self.widths += [action_dim, 1, action_dim, 1]
-        self.action_dim, self.guide_actions = action_dim, guide_actions
+        self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
     def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
         """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
-        a guide_actions buffer."""
+        a buffer made with keep_guide_actions=True."""
         columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
-        if self.guide_actions:
+        if self.keeps_guide_actions:
             for g in (guide_action, next_guide_action):
                 columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
         row = np.concatenate(columns, dtype=np.float32)

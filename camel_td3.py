@@ -5,14 +5,13 @@
 #   - action masking: with probability epsilon a step's action is confined to the box [g(s) - w, g(s) + w]
 #     (draw_bounds); the replay buffer keeps the bounds (low, high) of s and of s' beside each transition
 #   - the masking-aware actor: it sees (obs, low, high) and maps its tanh output into the box (Actor, below)
-#   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends free of the guide (epsilon_at)
+#   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends acting unmasked (epsilon_at; CAMEL+'s
+#     guide BC and guide bootstrap go on using g(s) to the end)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", the three parts of the default beyond the paper, each switched by its own flag:
-#   CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
-#   towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
-#   bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the
-#   guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
+# and, marked "CAMEL+:", the three parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
+# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc), the guide bootstrap
+# (--guide-bootstrap, with_guide_bootstrap) and the guide warm-up (--warmup-actions guide); --paper turns all three off.
 # What is not the algorithm is in camel_utils/, as CleanRL keeps cleanrl_utils/: loading and checking guides (guide.py),
 # run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
 # update computed faster, behind --fast-update (fast_update.py).
@@ -54,8 +53,9 @@ class Args:
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py).
-    Runs of different methods never share a name"""
+    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py);
+    it names the method and the kind of guide (camel: a guide file), not the file itself or the mask's settings:
+    give runs of other guide files or settings an --exp-name of their own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -154,7 +154,8 @@ class Args:
     checkpoint_frequency: int = 50000
     """save a resumable checkpoint at the first episode end after every this many steps (0: never)"""
     resume: Optional[str] = None
-    """continue an interrupted run: its folder (runs/{run_name}) or its checkpoint.pt; other flags are taken from it"""
+    """continue an interrupted run: its folder (runs/{run_name}) or its checkpoint.pt;
+    other flags are taken from it, except --cuda and --torch-threads (this machine's) and --upload-model (the command's, if given)"""
     run_name: Annotated[
         Optional[str], tyro.conf.arg(help_behavior_hint="(default: {env_id}__{exp_name}__{seed}__{time}, as CleanRL)")
     ] = None
@@ -169,8 +170,8 @@ class Args:
     (off: IEEE denormals, torch's default)"""
     fast_update: bool = True
     """compute the update with camel_utils/fast_update.py (both critics as one batched network, the gradients written out):
-    the same update up to float rounding, 1.12x as fast per update on one thread of an Intel(R) Xeon(R) Processor
-    (off: the plain update in this file, CleanRL's autograd; not with --compile, which compiles the plain one)"""
+    the same update up to float rounding, 1.12-1.17x as fast per update on one thread of an Intel(R) Xeon(R) Processor
+    (two measurements; off: the plain update in this file, CleanRL's autograd; not with --compile, which compiles the plain one)"""
     compile: bool = False
     """torch.compile the (plain) update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
@@ -191,7 +192,7 @@ class Args:
         if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
             before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
             values = {**before_paper, **values}
-        values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0 or bool(values.get("guide_proposal")))
+        values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0)  # (a guide-proposal run is refused below)
         inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
         used = [name for name, value in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
         if used:
@@ -260,7 +261,7 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
+    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
     # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
     guide_actions: Optional[torch.Tensor] = None
     has_guide: Optional[torch.Tensor] = None
@@ -270,24 +271,24 @@ class ReplayBatch(NamedTuple):
 
 class ReplayBuffer:
     """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    guide_actions=True, the guide's action in s and in s').
+    keep_guide_actions=True, the guide's action in s and in s').
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
 
-    def __init__(self, buffer_size, obs_dim, action_dim, device, guide_actions=False):
+    def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
-        if guide_actions:
+        if keep_guide_actions:
             self.widths += [action_dim, 1, action_dim, 1]
-        self.action_dim, self.guide_actions = action_dim, guide_actions
+        self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
     def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
         """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
-        a guide_actions buffer."""
+        a buffer made with keep_guide_actions=True."""
         columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
-        if self.guide_actions:
+        if self.keeps_guide_actions:
             for g in (guide_action, next_guide_action):
                 columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
         row = np.concatenate(columns, dtype=np.float32)
@@ -315,7 +316,7 @@ class QNetwork(nn.Module):
         self.fc1 = nn.Linear(np.array(env.observation_space.shape).prod() + np.prod(env.action_space.shape), 256)
         self.fc2 = nn.Linear(256, 256)
         self.fc3 = nn.Linear(256, 1)
-        # CAMEL+ --critic-layer-norm: normalise each hidden layer before its ReLU (nn.Identity: CleanRL's critic)
+        # the probe's --critic-layer-norm: normalise each hidden layer before its ReLU (nn.Identity: CleanRL's critic)
         self.ln1, self.ln2 = (nn.LayerNorm(256), nn.LayerNorm(256)) if layer_norm else (nn.Identity(), nn.Identity())
 
     def forward(self, x, a):
@@ -508,7 +509,7 @@ if __name__ == "__main__":
     guide_bc, guide_bootstrap = guide is not None and args.guide_bc_coef > 0, guide is not None and args.guide_bootstrap
     guide_every_step = guide is not None and (guide_bc or guide_bootstrap or args.warmup_actions == "guide")
     # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and g(s), g(s'))
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, guide_actions=guide_bc or guide_bootstrap)
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, keep_guide_actions=guide_bc or guide_bootstrap)
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -517,15 +518,18 @@ if __name__ == "__main__":
         explore = CompiledOrEager(explore, mode)
         critic_step = CompiledOrEager(critic_step, mode)
         actor_step = CompiledOrEager(actor_step, mode)
+        actor_step_with_guide_bc = CompiledOrEager(actor_step_with_guide_bc, mode)  # CAMEL+
 
     # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
-    # a resumed run restores them here, and the episode it was stopped in: the env, obs and its bounds (obs None: an
-    # episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked evaluations run
-    start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
+    # a resumed run restores them here, and the episode it was stopped in: the env, obs, its bounds and (CAMEL+) g(s)
+    # (obs None: an episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked
+    # evaluations run
+    start_step, (obs, low, high, masked, guide_action) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
-                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
+                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor, loop_size=5)  # fmt: skip
+    if guide_every_step and obs is not None and guide_action is None:  # CAMEL+: a checkpoint that did not keep g(s)
+        guide_action = guide(obs)
     actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
-    guide_action = guide(obs) if guide_every_step and obs is not None else None  # CAMEL+: g(s), normalised
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
@@ -563,7 +567,7 @@ if __name__ == "__main__":
                 bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
             # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s), g(s'))
-            guide_env_actions = [None if not rb.guide_actions or g is None else to_env_units(g, env.action_space) for g in (guide_action, next_guide_action)]
+            guide_env_actions = [None if not rb.keeps_guide_actions or g is None else to_env_units(g, env.action_space) for g in (guide_action, next_guide_action)]
             rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, *guide_env_actions)
 
             # ALGO LOGIC: training.
@@ -595,10 +599,11 @@ if __name__ == "__main__":
                         writer.add_scalar("charts/guide_bc_rows", bc_rows.item(), global_step)
 
             # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_utils/run.py): a
-            # checkpoint keeps the episode under way, s' and its bounds, for a resumed run to continue
-            run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
+            # checkpoint keeps the episode under way, s', its bounds and (CAMEL+) g(s'), for a resumed run to continue
+            run.after_step(global_step, info, epsilon, masked, terminated or truncated,
+                           (next_obs, next_low, next_high, next_masked, next_guide_action))  # fmt: skip
 
-            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
+            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along; CAMEL+: g(s'))
             obs, low, high, masked, guide_action = next_obs, next_low, next_high, next_masked, next_guide_action
             if terminated or truncated:
                 obs = None

@@ -105,7 +105,7 @@ def filled_buffer(env, steps, seed=1, guide_actions=False):
     of a training run fills it; with guide_actions (CAMEL+'s buffer), a guide's action in s and s' too (uniform
     random ones: the update's cost does not depend on which)."""
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu", guide_actions=guide_actions)
+    rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu", keep_guide_actions=guide_actions)
     rng = np.random.default_rng(seed)
     low, high = full_bounds(action_dim)
     obs, _ = env.reset(seed=seed)

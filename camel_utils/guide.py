@@ -1,6 +1,6 @@
 """Guides: the policies g(s) that CAMEL learns from, checked, loaded and wrapped as one type.
 
-Shared by the trainers (`camel_td3.py`), which train with a guide, and by `generate_policy.py` and
+Shared by the trainers (`camel_td3.py`, `camel_sac.py`), which train with a guide, and by `generate_policy.py` and
 `evaluate_policy.py`, which ask a language model to write guides and judge them. Every guide source comes
 through `make_guide` as a `Guide`, with the same counters and the same failure behaviour:
 
@@ -321,8 +321,8 @@ class GuideTimeout(Exception):
 
 
 class Guide:
-    """A guide g(s) as training calls it, once per masked step, whatever its source (an LLM-written file, an
-    expert actor, random actions). Never raises: a bad call returns None, and the caller leaves that step unmasked.
+    """A guide g(s) as training calls it, once per masked step (CAMEL+: once per step, for guide BC, the guide
+    bootstrap and the guide warm-up), whatever its source (an LLM-written file, an expert actor, random actions). Never raises: a bad call returns None, and the caller leaves that step unmasked.
 
     `policy` is the raw function obs -> normalised action. Counts every call (`calls`), failed calls (`failures`,
     the latest reason in `last_error`) and calls whose action had to be clipped into [-1, 1] (`clipped`); warns
@@ -528,10 +528,6 @@ def track_robot_camera(env) -> None:
     renderer.viewer.cam.trackbodyid = max(renderer.viewer.cam.trackbodyid, 1)
 
 
-if __name__ == "__main__":
-    _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
-
-
 # ---- Expert models: a local file, or a Hugging Face repo id ---------------------------------------------------
 
 CLEANRL_REPO_NAME = re.compile(r"(?P<env_id>.+?-v\d+)-(?P<exp_name>.+)-seed\d+")  # CleanRL's {env_id}-{exp_name}-seed{seed}
@@ -595,3 +591,7 @@ def download_expert(repo_id, env_id):
         return hf_hub_download(repo_id=repo_id, filename=filename)
     except Exception as e:
         raise ConnectionError(f"could not download {filename} ({type(e).__name__}). {offline_help}") from None
+
+
+if __name__ == "__main__":  # the child process of a guide's trial (_trial_child)
+    _trial_child(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))

@@ -93,15 +93,16 @@ def class_body(args_class):
 
 def help_sections(args_class):
     """The sections of a trainer's Args, as --help shows them: [(heading, description, field names)]. A comment line
-    at the class body's level opens a section, written `# Heading: what its flags are`; a field belongs to the last
-    section opened above it (fields above the first: "options"). Sections without fields are dropped."""
+    at the class body's level right above a field opens a section, written `# Heading: what its flags are`; a field
+    belongs to the last section opened above it (fields above the first: "options"). Other comments (above a class
+    constant, between a field and its docstring) are comments. Sections without fields are dropped."""
     lines, body = class_body(args_class)
     sections, end_of_previous = [["options", "", []]], body[0].lineno - 1
     for node in body:
-        for line in lines[end_of_previous : node.lineno - 1]:
-            if line.startswith("    # "):
-                heading, _, description = line[6:].partition(": ")
-                sections.append([heading.strip(), description.strip(), []])
+        above = lines[end_of_previous : node.lineno - 1]
+        if isinstance(node, ast.AnnAssign) and above and above[-1].startswith("    # "):
+            heading, _, description = above[-1][6:].partition(": ")
+            sections.append([heading.strip(), description.strip(), []])
         end_of_previous = node.end_lineno
         if isinstance(node, ast.AnnAssign):
             sections[-1][2].append(node.target.id)
@@ -162,6 +163,17 @@ def check_common_args(args, positive=(), min_mask_width=None):
         problems.append(f"--guide-bc-coef cannot be negative (it would push the actor away from the guide), got {args.guide_bc_coef}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
+    if not 0 <= args.gamma <= 1 or not 0 < args.tau <= 1:
+        problems.append(f"--gamma must be in [0, 1] and --tau in (0, 1], got {args.gamma:g} and {args.tau:g}")
+    if args.guide_timeout <= 0:
+        problems.append(f"--guide-timeout must be positive (seconds a guide call may take), got {args.guide_timeout:g}")
+    # the trainers' own scales (a noise's standard deviation, a learning rate): a negative one is a typo
+    for name in ["exploration_noise", "policy_noise", "noise_clip"]:
+        if getattr(args, name, 0.0) < 0:
+            problems.append(f"--{name.replace('_', '-')} cannot be negative, got {getattr(args, name):g}")
+    for name in ["learning_rate", "policy_lr", "q_lr"]:
+        if getattr(args, name, 1.0) <= 0:
+            problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name):g}")
     if args.upload_model is not None:
         from camel_utils.hub import upload_problem
 
@@ -320,14 +332,14 @@ class Checkpoints:
     `modules` is a dict of anything with state_dict() / load_state_dict(): networks, optimisers, the replay
     buffer, the guide's call counts. `counters` is a dict of plain numbers, restored in place. Each checkpoint
     also holds the run's args, the next step to take, every random generator (see rng_state) and the episode
-    under way, if any: the loop's (obs, low, high, masked) for that step and the env's state (see env_state)."""
+    under way, if any: the loop's (obs, low, high, masked, ...) for that step and the env's state (see env_state)."""
 
     def __init__(self, path, args, modules, counters, rng, env):
         self.path, self.args, self.modules, self.counters, self.rng, self.env = path, args, modules, counters, rng, env
 
     def save(self, global_step, episode=None):
         """Save the state before `global_step`, atomically: a kill during the save leaves the previous checkpoint
-        intact. `episode`: the loop's (obs, low, high, masked) in the middle of an episode, None between episodes.
+        intact. `episode`: the loop's (obs, low, high, masked, ...) in the middle of an episode, None between episodes.
         Returns None, or what kept the episode from being saved (it is then dropped: the resumed run starts a new one)."""
         env, dropped = (env_state(self.env), None) if episode is not None else (None, None)
         if isinstance(env, str):
@@ -342,7 +354,7 @@ class Checkpoints:
     def restore(self, checkpoint):
         """Load a checkpoint (from load_checkpoint) into the modules, counters, random generators and, if it was
         saved in the middle of an episode, the env; returns the step to continue from and the loop's (obs, low, high,
-        masked) there (None between episodes)."""
+        masked, ...) there (None between episodes)."""
         missing = [name for name in self.modules if name not in checkpoint]
         if missing:
             raise UsageError(f"the checkpoint holds no {', '.join(missing)}: an older version of the trainer wrote it "
@@ -367,6 +379,7 @@ def load_checkpoint(path):
 
 
 MACHINE_SETTINGS = ("cuda", "torch_threads")  # describe the machine, not the experiment
+TRAINER_OF = {"policy_noise": "camel_td3.py", "autotune": "camel_sac.py"}  # a flag of one trainer only: who wrote a checkpoint
 AFTER_RUN_SETTINGS = ("upload_model",)  # what happens after the run: the resuming command's, else the run's own
 
 
@@ -383,6 +396,10 @@ def resume_args(resume, cli_args, args_class):
                          "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
     checkpoint = load_checkpoint(path)
     saved = checkpoint["args"]
+    names = {f.name for f in fields(args_class)}
+    writer = next((script for name, script in TRAINER_OF.items() if name in saved and name not in names), None)
+    if writer is not None:  # its networks would not fit this trainer's
+        raise UsageError(f"--resume {resume}: {writer} wrote this run; continue it with: {command(writer, '--resume', shown_path(resume))}")
     if hasattr(args_class, "values_before_saved"):  # a field the run did not save: the value it ran with
         try:
             saved = args_class.values_before_saved(saved)
@@ -429,13 +446,21 @@ def finish_run(run_dir, summary):
 
 # ---- Before the run: the env and the guide ------------------------------------------------------------------
 def checked_env(make_env_thunk, env_id):
-    """The env the thunk makes, or one line saying why there is none (an unknown id, not a continuous action space)."""
+    """The env the thunk makes, or one line saying why there is none (an unknown id, no renderer for
+    --capture-video, not a bounded continuous action space)."""
+    import mujoco
+
     try:
         env = make_env_thunk()
     except gym.error.Error as e:
         raise UsageError(f"--env-id {env_id}: {e}")
+    except mujoco.FatalError as e:  # rendering for --capture-video with no display and no MUJOCO_GL
+        raise UsageError(f"{env_id} cannot render here ({e}); without a display, set MUJOCO_GL=egl (or osmesa) to film it")
     if not isinstance(env.action_space, gym.spaces.Box):
         raise UsageError(f"{env_id} has a {type(env.action_space).__name__} action space; only continuous (Box) action spaces are supported")
+    if not (np.isfinite(env.action_space.low).all() and np.isfinite(env.action_space.high).all()):
+        raise UsageError(f"{env_id}'s actions are unbounded (a Box with infinite bounds): TD3's action scale and CAMEL's box "
+                         "need finite ones")  # fmt: skip
     return env
 
 
@@ -507,12 +532,13 @@ class Run:
         self.last_return = self.eval_return = None
         self.progress, self.stats = None, {}  # the progress line and its latest numbers
 
-    def start(self, modules, policy):
+    def start(self, modules, policy, loop_size=4):
         """Take the modules the checkpoints hold by name (networks, optimisers, the replay buffer; CAMEL: and the
         guide's call counts are added) and the deterministic policy(obs, low, high) that is evaluated; restore them
-        when resuming. Returns
-        the step the loop starts from and the loop's (obs, low, high, masked) there: obs None when an episode starts
-        at the top of the loop, else those of the episode a stopped run was in (the env is restored to that episode)."""
+        when resuming. Returns the step the loop starts from and the loop's state there, loop_size values as
+        after_step is given them (obs, low, high, masked, then the trainer's own): all None when an episode starts at
+        the top of the loop, else those of the episode a stopped run was in (the env is restored to that episode); a
+        value an older checkpoint did not keep is None."""
         args = self.args
         self.policy = policy
         if self.guide is not None:
@@ -534,7 +560,8 @@ class Run:
         self.progress = Progress(args.total_timesteps, args.run_name, initial=self.start_step)
         frequency = args.checkpoint_frequency
         self.next_checkpoint = (self.start_step // frequency + 1) * frequency if frequency else None
-        return self.start_step, episode or (None, None, None, None)
+        episode = tuple(episode or ())
+        return self.start_step, episode + (None,) * (loop_size - len(episode))
 
     def evaluate(self, step):
         """Unmasked evaluation (evaluate, above), logged as eval/episodic_return and eval/episodic_length at `step`."""
@@ -548,7 +575,7 @@ class Run:
 
     def after_step(self, global_step, info, epsilon, masked, episode_over, next_state):
         """The end of step `global_step` (whose info, epsilon and mask are given; next_state is the loop's (next_obs,
-        next_low, next_high, next_masked)): every 100 steps the charts and the progress display, every eval_frequency
+        next_low, next_high, next_masked, ...), kept by a checkpoint in the middle of an episode): every 100 steps the charts and the progress display, every eval_frequency
         steps (and at the last) an unmasked evaluation, at the first episode end after every checkpoint_frequency
         steps a checkpoint, and on a stop request a checkpoint (with the episode under way) and exit."""
         args, counters = self.args, self.counters

@@ -33,7 +33,7 @@ def guide_batch(hopper, n=64, seed=0, next_point=None):
     """A batch from a buffer that keeps the guide's action in s and s' (every fourth s' and every fifth s: the guide
     failed there)."""
     rng = np.random.default_rng(seed)
-    rb = ReplayBuffer(n, 11, 3, "cpu", guide_actions=True)
+    rb = ReplayBuffer(n, 11, 3, "cpu", keep_guide_actions=True)
     for i in range(n):
         low, high = mask_bounds(rng.uniform(-1, 1, 3), 0.3)
         next_low, next_high = (next_point, next_point) if next_point is not None else mask_bounds(rng.uniform(-1, 1, 3), 0.3)
@@ -45,7 +45,7 @@ def guide_batch(hopper, n=64, seed=0, next_point=None):
 
 
 def test_buffer_keeps_the_guides_action_in_s_and_next_s_and_whether_there_was_one(hopper):
-    rb = ReplayBuffer(2, 2, 3, "cpu", guide_actions=True)
+    rb = ReplayBuffer(2, 2, 3, "cpu", keep_guide_actions=True)
     ones, zeros = np.ones(3), np.zeros(3)
     rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.5, 0.6, 0.7]), np.array([0.1, -0.2, 0.3]))
     rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None, None)  # the guide failed on s and s'

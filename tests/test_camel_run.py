@@ -5,6 +5,7 @@ from a Ctrl-C in the middle of an episode continues bit for bit as the run that 
 common argument checks refuse bad flags (exit status 2) and warn about a run too short to learn; a missing expert file
 is never looked up on the Hub; the trainers' help never breaks a line mid-phrase."""
 
+import json
 import os
 import random
 import re
@@ -30,7 +31,7 @@ from camel_td3 import make_env
 from test_camel_td3 import printed_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
-from camel_utils.run import Checkpoints, check_common_args, cli_args, field_docstrings, help_sections, load_checkpoint, resume_args
+from camel_utils.run import Checkpoints, check_common_args, checked_env, cli_args, help_sections, load_checkpoint, resume_args
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,6 +60,11 @@ class TinyArgs:
     resume: Optional[str] = None
     save_model: bool = True
     upload_model: Optional[str] = None
+    gamma: float = 0.99
+    tau: float = 0.005
+    guide_timeout: float = 1.0
+    learning_rate: float = 3e-4
+    exploration_noise: float = 0.1
 
 
 def draws(rng, env):
@@ -191,7 +197,11 @@ def test_resume_keeps_the_runs_own_settings_but_this_machines(tmp_path, capsys):
 @pytest.mark.parametrize(
     "changes, message",
     [({"llm_policy": "g.py", "random_guide": True}, "choose one guide"), ({"masking_aware": False}, "need a guide"),
-     ({"policy_frequency": 0}, "--policy-frequency must be positive"), ({"torch_threads": -1}, "cannot be negative")],
+     ({"policy_frequency": 0}, "--policy-frequency must be positive"), ({"torch_threads": -1}, "cannot be negative"),
+     ({"gamma": 1.5}, "^error: --gamma must be in \\[0, 1\\] and --tau in \\(0, 1\\], got 1.5 and 0.005$"), ({"tau": 0.0}, "--tau in \\(0, 1\\]"),
+     ({"guide_timeout": 0.0}, "^error: --guide-timeout must be positive \\(seconds a guide call may take\\), got 0$"),
+     ({"exploration_noise": -0.1}, "^error: --exploration-noise cannot be negative, got -0.1$"),
+     ({"learning_rate": 0.0}, "^error: --learning-rate must be positive, got 0$")],
 )  # fmt: skip
 def test_common_checks_refuse_bad_flags_and_trainer_specific_ones(changes, message):
     with pytest.raises(SystemExit, match=message) as refused:
@@ -311,13 +321,15 @@ def scalars(run_dir):
 
 
 @pytest.mark.parametrize(
-    "script, env_id",
-    [("camel_td3.py", "Hopper-v4"), ("camel_sac.py", "Pendulum-v1")],  # MuJoCo's state, and an env of plain attributes
-)
-def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path, script, env_id):
+    "script, env_id, guide",
+    [("camel_td3.py", "Hopper-v4", "file"), ("camel_sac.py", "Pendulum-v1", "file"),  # MuJoCo's state, and an env of plain attributes
+     ("camel_td3.py", "Hopper-v4", "random")],  # CAMEL+ keeps g(s): a random guide asked again would shift every later draw
+)  # fmt: skip
+def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path, script, env_id, guide):
     actions = 3 if env_id == "Hopper-v4" else 1
     (tmp_path / "guide.py").write_text(f"import numpy as np\n\ndef policy(obs):\n    return np.tanh(np.asarray(obs)[:{actions}])\n")
-    args = ["--env-id", env_id, "--llm-policy", "guide.py", "--total-timesteps", "1500", "--learning-starts", "1000",
+    guide_args = ["--llm-policy", "guide.py"] if guide == "file" else ["--random-guide"]
+    args = ["--env-id", env_id, *guide_args, "--total-timesteps", "1500", "--learning-starts", "1000",
             "--eval-frequency", "500", "--eval-episodes", "1", "--batch-size", "32", "--checkpoint-frequency", "0",
             "--torch-threads", "1"]  # fmt: skip
     whole = trainer(script, tmp_path, *args, "--run-name", "whole")
@@ -345,17 +357,8 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     whole_curves, resumed_curves = scalars(tmp_path / "runs/whole"), scalars(tmp_path / "runs/stopped")
     assert [step for step, _ in whole_curves["eval/episodic_return"]] == [500, 1000, 1500]
     assert resumed_curves == whole_curves  # every evaluation, episode return, loss and masked fraction, to the bit
-
-
-@pytest.mark.parametrize("args_class", [camel_td3.Args, camel_sac.Args])
-def test_help_breaks_lines_only_between_phrases(args_class):
-    # tyro keeps a docstring's line breaks in --help; each must end a clause (":", ";", ".", ")") or open a parenthesis
-    docstrings = field_docstrings(args_class)
-    assert sorted(docstrings) == sorted(f.name for f in fields(args_class))  # every flag is documented
-    for name, doc in docstrings.items():
-        lines = doc.splitlines()
-        for before, after in zip(lines, lines[1:]):
-            assert before.endswith((":", ";", ".", ")")) or after.startswith("("), f"{name}: {before!r} / {after!r}"
+    finished = [json.loads((tmp_path / f"runs/{run}/finished.json").read_text()) for run in ["whole", "stopped"]]
+    assert finished[0]["guide_calls"] == finished[1]["guide_calls"]  # the guide was not asked again on resuming
 
 
 SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "probe", "bookkeeping", "speed"],
@@ -394,3 +397,63 @@ def test_a_mistyped_flag_is_one_error_naming_the_flag_it_meant(tmp_path):
     result = subprocess.run([sys.executable, str(REPO / "camel_td3.py"), "--sed", "3"], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and "--sed" in result.stderr and "--seed INT" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_an_env_that_cannot_render_or_has_unbounded_actions_is_one_line(capsys):
+    """--capture-video with no display (MuJoCo raises its own FatalError, not a gym error) and a Box action space
+    with infinite bounds (TD3's scale would be inf, the run NaN) are refused in one line, exit 2."""
+    import mujoco
+
+    def no_display():
+        raise mujoco.FatalError("an OpenGL platform library has not been loaded into this process")
+
+    with pytest.raises(SystemExit) as refused:
+        checked_env(no_display, "Hopper-v4")
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.strip() == ("error: Hopper-v4 cannot render here (an OpenGL platform library has not been loaded "
+                                               "into this process); without a display, set MUJOCO_GL=egl (or osmesa) to film it")  # fmt: skip
+
+    class Unbounded(gym.Env):
+        observation_space = gym.spaces.Box(-1.0, 1.0, (2,))
+        action_space = gym.spaces.Box(-np.inf, np.inf, (1,))
+
+    with pytest.raises(SystemExit) as refused:
+        checked_env(Unbounded, "Unbounded-v0")
+    assert refused.value.code == 2 and "error: Unbounded-v0's actions are unbounded" in capsys.readouterr().err
+    assert checked_env(lambda: gym.make("Pendulum-v1"), "Pendulum-v1").action_space.high[0] == 2.0  # bounded: as it is
+
+
+def test_a_run_of_the_other_trainer_is_refused_with_the_command_that_resumes_it(tmp_path, capsys):
+    run = tmp_path / "runs" / "Hopper-v4__camel__1"
+    run.mkdir(parents=True)
+    torch.save({"args": {**vars(TinyArgs()), "policy_noise": 0.2}, "counters": {}}, run / "checkpoint.pt")  # camel_td3.py's
+    with pytest.raises(SystemExit) as refused:
+        resume_args(str(run), camel_sac.Args(), camel_sac.Args)
+    assert refused.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: --resume {run}: camel_td3.py wrote this run; continue it with: python ") and err.endswith(f"camel_td3.py --resume {run}")
+    torch.save({"args": {**vars(TinyArgs()), "autotune": True}, "counters": {}}, run / "checkpoint.pt")  # camel_sac.py's
+    with pytest.raises(SystemExit):
+        resume_args(str(run), camel_td3.Args(), camel_td3.Args)
+    assert "camel_sac.py wrote this run" in capsys.readouterr().err
+
+
+@dataclass
+class SectionedArgs:
+    """As a trainer's Args: a docstring (the top of --help), then the sections."""
+
+    # first: the flags of the first section
+    a: int = 1
+    """a flag"""
+    # a note on the constant below, not a section
+    LIMITS = {"a": 1}
+    b: int = 2
+    """a flag after the constant: still the first section's"""
+    # second: the flags of the second section
+    c: int = 3
+    """a flag"""
+
+
+def test_only_a_comment_right_above_a_field_opens_a_help_section():
+    assert help_sections(SectionedArgs) == [("first", "the flags of the first section", ["a", "b"]),
+                                            ("second", "the flags of the second section", ["c"])]  # fmt: skip

@@ -682,7 +682,12 @@ def help_text():
 
 
 def flag_help(help_text, flag, next_flag):
-    return help_text[help_text.index(flag) : help_text.index(next_flag)]
+    """The help of a flag: from its entry (the flag and its metavar, INT or {None}|STR, or its --no- twin) to
+    next_flag's, not from mentions of them in other flags' help."""
+    def entry(name):
+        return re.search(rf"{re.escape(name)}( \{{None\}}\|| [A-Z]+\b|, --no-)", help_text).start()
+
+    return help_text[entry(flag) : entry(next_flag)]
 
 
 def test_help_documents_every_flag(help_text):
