@@ -29,6 +29,7 @@ import camel_sac
 import camel_td3
 from camel_td3 import make_env
 from test_camel_td3 import printed_path
+from camel_utils.cli import shown_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
 from camel_utils.run import Checkpoints, check_common_args, checked_env, cli_args, help_sections, load_checkpoint, resume_args
@@ -431,7 +432,8 @@ def test_a_run_of_the_other_trainer_is_refused_with_the_command_that_resumes_it(
         resume_args(str(run), camel_sac.Args(), camel_sac.Args)
     assert refused.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: --resume {run}: camel_td3.py wrote this run; continue it with: python ") and err.endswith(f"camel_td3.py --resume {run}")
+    assert err.startswith(f"error: --resume {run}: camel_td3.py wrote this run; continue it with: python ")
+    assert err.endswith(f"camel_td3.py --resume {shown_path(str(run))}")  # as pastable where the user stands
     torch.save({"args": {**vars(TinyArgs()), "autotune": True}, "counters": {}}, run / "checkpoint.pt")  # camel_sac.py's
     with pytest.raises(SystemExit):
         resume_args(str(run), camel_td3.Args(), camel_td3.Args)
