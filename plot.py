@@ -294,7 +294,7 @@ def main(args):
         print("missing:\n  " + "\n  ".join(missing))
 
     shown = {key: runs for key, runs in groups.items() if key[0] in envs and key[1] in conditions}
-    skip_guides, notes = other_guides(guides, guide_files, shown, os.path.dirname(os.path.abspath(__file__)))
+    skip_guides, notes = other_guides(guides, guide_files, shown)
     for note in notes:
         print(f"note: {note}")
 

@@ -8,13 +8,14 @@ import json
 import os
 from typing import NamedTuple
 
+from camel_utils.cli import repo_relative
 from camel_utils.conditions import SAC
 
 
 def read_guide_returns(path, given):
     """({env_id: {condition: return}}, {env_id: {condition: [guide files]}}) from a JSON file, whose entries are a
-    return or {"return": R, "guide": FILE or [FILE, ...]}; ({}, {}) when path is None or is the default and does not exist. ValueError
-    saying what is wrong with a file that is given and missing, or not of that shape."""
+    return or {"return": R, "guide": FILE or [FILE, ...]}; ({}, {}) when path is None or is the default and does not
+    exist. ValueError saying what is wrong with a file that is given and missing, or not of that shape."""
     if path is None or (not given and not os.path.exists(path)):
         return {}, {}
     try:
@@ -26,31 +27,30 @@ def read_guide_returns(path, given):
         raise ValueError(f"--guide-returns {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"--guide-returns {path}: not JSON ({e})") from None
-    def number(value):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
 
-    def entry_ok(value):
-        files = value.get("guide", []) if isinstance(value, dict) else []
-        files = [files] if isinstance(files, str) else files
-        return number(value) or (isinstance(value, dict) and number(value.get("return")) and set(value) <= {"return", "guide"}
-                                 and isinstance(files, list) and all(isinstance(f, str) for f in files))  # fmt: skip
+    def parsed(value):
+        """(return, [guide files]) of an entry: a number, or {"return": R, "guide": FILE or [FILE, ...]}; None if not."""
+        files = []
+        if isinstance(value, dict) and set(value) <= {"return", "guide"}:
+            value, files = value.get("return"), value.get("guide", [])
+            files = [files] if isinstance(files, str) else files
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (value, files) if number and isinstance(files, list) and all(isinstance(f, str) for f in files) else None
 
-    shape_ok = isinstance(guides, dict) and all(
-        isinstance(returns, dict) and all(entry_ok(v) for v in returns.values()) for returns in guides.values()
-    )
-    if not shape_ok:
+    shape_ok = isinstance(guides, dict) and all(isinstance(e, dict) for e in guides.values())
+    entries = {env: {c: parsed(v) for c, v in e.items()} for env, e in guides.items()} if shape_ok else None
+    if entries is None or any(p is None for e in entries.values() for p in e.values()):
         raise ValueError(f'--guide-returns {path}: expected {{env_id: {{condition: return}}}}, e.g. {{"Hopper-v4": {{"camel_tuned": 2542.1}}}}, '
                          'or {"return": 2542.1, "guide": "policies/tuned/hopper.py"} for a return')  # fmt: skip
-    returns = {env: {c: v["return"] if isinstance(v, dict) else v for c, v in entries.items()} for env, entries in guides.items()}
-    files = {env: {c: [v["guide"]] if isinstance(v["guide"], str) else v["guide"] for c, v in entries.items() if isinstance(v, dict) and "guide" in v}
-             for env, entries in guides.items()}  # fmt: skip
+    returns = {env: {c: value for c, (value, _) in e.items()} for env, e in entries.items()}
+    files = {env: {c: names for c, (_, names) in e.items() if names} for env, e in entries.items()}
     return returns, files
 
 
-def other_guides(returns, files, groups, repo):
+def other_guides(returns, files, groups):
     """The (env_id, condition) pairs of groups whose runs logged a guide file (--llm-policy) other than those their
-    entry was measured on (repo-relative paths; runs log absolute paths outside the repository), whose guide's return
-    is therefore unknown; and one note per such pair."""
+    entry was measured on (repo-relative paths; runs log absolute paths when started outside the repository), whose
+    guide's return is therefore unknown; and one note per such pair."""
     skip, notes = set(), []
     for (env_id, condition), runs in sorted(groups.items()):
         entry = guide_entry(condition, returns.get(env_id, {}))
@@ -59,7 +59,7 @@ def other_guides(returns, files, groups, repo):
             continue
         logged = {run.settings.get("llm_policy") for run in runs} - {None}
         known = {os.path.normpath(path) for path in measured_on}
-        other = sorted(path for path in logged if os.path.normpath(os.path.relpath(path, repo) if os.path.isabs(path) else path) not in known)
+        other = sorted(path for path in logged if os.path.normpath(repo_relative(path)) not in known)
         if other:
             skip.add((env_id, condition))
             notes.append(f"'{condition}' on {env_id} ran with the guide {other[0]}, not {measured_on[0]}: its guide's own return "
