@@ -201,17 +201,15 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
-    # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
+    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+ guide BC): the guide's action in s, in
+    # the env's units, with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
     guide_actions: Optional[torch.Tensor] = None
     has_guide: Optional[torch.Tensor] = None
-    next_guide_actions: Optional[torch.Tensor] = None
-    next_has_guide: Optional[torch.Tensor] = None
 
 
 class ReplayBuffer:
     """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    keep_guide_actions=True, the guide's action in s and in s').
+    keep_guide_actions=True, the guide's action in s).
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
@@ -219,18 +217,17 @@ class ReplayBuffer:
     def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
         if keep_guide_actions:
-            self.widths += [action_dim, 1, action_dim, 1]
+            self.widths += [action_dim, 1]
         self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
-    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
-        """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
-        a buffer made with keep_guide_actions=True."""
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None):
+        """guide_action: the guide's action in s (env units; None where it failed), kept in a buffer made with
+        keep_guide_actions=True."""
         columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
         if self.keeps_guide_actions:
-            for g in (guide_action, next_guide_action):
-                columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
+            columns += [np.zeros(self.action_dim) if guide_action is None else guide_action, [float(guide_action is not None)]]
         row = np.concatenate(columns, dtype=np.float32)
         self.data[self.pos] = torch.from_numpy(row).to(self.device)
         self.pos = (self.pos + 1) % self.buffer_size
@@ -246,7 +243,10 @@ class ReplayBuffer:
 
     def load_state_dict(self, state):
         self.pos, self.size = state["pos"], state["size"]
-        self.data[: self.size] = state["data"].to(self.device)
+        data = state["data"]
+        if self.keeps_guide_actions and data.shape[1] == self.data.shape[1] + self.action_dim + 1:
+            data = data[:, : self.data.shape[1]]  # saved before the guide bootstrap left: g(s') in the last columns
+        self.data[: self.size] = data.to(self.device)
 
 
 # ALGO LOGIC: initialize agent here:

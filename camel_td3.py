@@ -6,12 +6,12 @@
 #     (draw_bounds); the replay buffer keeps the bounds (low, high) of s and of s' beside each transition
 #   - the masking-aware actor: it sees (obs, low, high) and maps its tanh output into the box (Actor, below)
 #   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends acting unmasked (epsilon_at; CAMEL+'s
-#     guide BC and guide bootstrap go on using g(s) to the end)
+#     guide BC goes on using g(s) to the end)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", the three parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
-# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc), the guide bootstrap
-# (--guide-bootstrap, with_guide_bootstrap) and the guide warm-up (--warmup-actions guide); --paper turns all three off.
+# and, marked "CAMEL+:", the two parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
+# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc) and the guide warm-up
+# (--warmup-actions guide); --paper turns both off.
 # What is not the algorithm is in camel_utils/, as CleanRL keeps cleanrl_utils/: loading and checking guides (guide.py),
 # run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
 # update computed faster, behind --fast-update (fast_update.py).
@@ -29,6 +29,7 @@ import torch.optim as optim
 import tyro
 
 from camel_utils import fast_update
+from camel_utils.conditions import saved_before_the_bootstrap_left
 from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
 from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
@@ -36,10 +37,9 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 @dataclass
 class Args:
     """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896).
-    CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
-    towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
-    bootstrap (the TD target bootstraps from the better of the target actor's and the guide's action in s'), and the
-    guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns all three off.
+    CAMEL+ (the default) is the paper's CAMEL plus two parts: Q-filtered guide BC (the unmasked actor is pulled
+    towards the guide's action wherever the critics value the guide's action at least as high as its own) and the
+    guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns both off.
 
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
@@ -51,9 +51,9 @@ class Args:
 
     Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; curves: tensorboard --logdir runs"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
-    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm)")] = None
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm_noboot)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm for CAMEL+ (camel_utils/conditions.py);
+    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm_noboot for CAMEL+ (camel_utils/conditions.py);
     it names the method and the kind of guide (camel: a guide file), not the file itself or the mask's settings:
     give runs of other guide files or settings an --exp-name of their own"""
     seed: int = 1
@@ -74,7 +74,7 @@ class Args:
     """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # TD3: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
@@ -124,17 +124,14 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL+: the default's three parts beyond the paper (docs/design.md); --paper gives each the paper's value
+    # CAMEL+: the default's two parts beyond the paper (docs/design.md); --paper gives each the paper's value
     paper: bool = False
-    """run the paper's CAMEL exactly: --guide-bc-coef 0, --no-guide-bootstrap and --warmup-actions uniform where the command does not set them;
+    """run the paper's CAMEL exactly: --guide-bc-coef 0 and --warmup-actions uniform where the command does not set them;
     a lever flag beside --paper still applies (scripts/sweep.py runs variants so)"""
     guide_bc_coef: float = 0.4
     """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action:
     min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter);
     the actor loss gains coef * mean|Q1| * mean squared distance to g(s) in normalised units (0: off; --paper: 0)"""
-    guide_bootstrap: bool = True
-    """the guide bootstrap: the TD target bootstraps from the better of the target actor's and the guide's action in s':
-    max(min(Q1', Q2')(s', a'), min(Q1', Q2')(s', g(s'))), wherever the guide gave an action in s' (--paper: off)"""
     warmup_actions: Literal["uniform", "guide"] = "guide"
     """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
     uniform: uniform in the box, as the paper (--paper: uniform)"""
@@ -178,27 +175,30 @@ class Args:
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
     # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_utils.run.cli_args)
-    PAPER_VALUES = {"guide_bc_coef": 0.0, "guide_bootstrap": False, "warmup_actions": "uniform"}
-    # levers that left the trainer (docs/design.md): a run saved with them on cannot be resumed by this version
-    RETIRED = {"guide_proposal": False, "guide_bc_fade": False, "guide_bc_q_filter": True, "averaged_actor_rate": 0.0, "keep_best_actor": False}
+    PAPER_VALUES = {"guide_bc_coef": 0.0, "warmup_actions": "uniform"}
+    # levers that left the trainer (docs/design.md): their value in this version, and the last commit that had them; a
+    # run saved with another value cannot be resumed by this version
+    RETIRED = {"guide_proposal": (False, "6abd027"), "guide_bc_fade": (False, "6abd027"), "guide_bc_q_filter": (True, "6abd027"),
+               "averaged_actor_rate": (0.0, "6abd027"), "keep_best_actor": (False, "6abd027"), "guide_bootstrap": (False, "4b0bd79")}
 
     @staticmethod
     def values_before_saved(saved):
         """The settings of a checkpoint's run, with those it did not save as it ran them (camel_utils.run.resume_args):
         before CAMEL+ became the default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD
         target bootstrapped from the guide wherever the buffer kept the guide's actions, which guide BC made it do.
-        Refuses a run that used a lever which has left the trainer."""
+        Refuses a run that used a lever which has left the trainer (the guide bootstrap among them)."""
         values = dict(saved)
         if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
             before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
             values = {**before_paper, **values}
-        values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0)  # (a guide-proposal run is refused below)
+        if saved_before_the_bootstrap_left(saved):  # and before it had a flag, if it lacks one
+            values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0)  # so such a run is refused below
         inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
-        used = [name for name, value in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
+        used = [name for name, (value, _) in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
         if used:
-            flag = ("--no-" if values[used[0]] is False else "--") + used[0].replace("_", "-")
-            raise ValueError(f"the run used {flag}, which left camel_td3.py after commit 6abd027; resume it with that commit "
-                             "(git checkout 6abd027)")  # fmt: skip
+            flag, commit = ("--no-" if values[used[0]] is False else "--") + used[0].replace("_", "-"), Args.RETIRED[used[0]][1]
+            raise ValueError(f"the run used {flag}, which left camel_td3.py after commit {commit}; resume it with that commit "
+                             f"(git checkout {commit})")  # fmt: skip
         return values
 
 
@@ -261,17 +261,15 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+): the guide's action in s and in s', in the
-    # env's units, each with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
+    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+ guide BC): the guide's action in s, in
+    # the env's units, with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
     guide_actions: Optional[torch.Tensor] = None
     has_guide: Optional[torch.Tensor] = None
-    next_guide_actions: Optional[torch.Tensor] = None
-    next_has_guide: Optional[torch.Tensor] = None
 
 
 class ReplayBuffer:
     """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    keep_guide_actions=True, the guide's action in s and in s').
+    keep_guide_actions=True, the guide's action in s).
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
@@ -279,18 +277,17 @@ class ReplayBuffer:
     def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
         if keep_guide_actions:
-            self.widths += [action_dim, 1, action_dim, 1]
+            self.widths += [action_dim, 1]
         self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
-    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None, next_guide_action=None):
-        """guide_action, next_guide_action: the guide's action in s and in s' (env units; None where it failed), kept in
-        a buffer made with keep_guide_actions=True."""
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None):
+        """guide_action: the guide's action in s (env units; None where it failed), kept in a buffer made with
+        keep_guide_actions=True."""
         columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
         if self.keeps_guide_actions:
-            for g in (guide_action, next_guide_action):
-                columns += [np.zeros(self.action_dim) if g is None else g, [float(g is not None)]]
+            columns += [np.zeros(self.action_dim) if guide_action is None else guide_action, [float(guide_action is not None)]]
         row = np.concatenate(columns, dtype=np.float32)
         self.data[self.pos] = torch.from_numpy(row).to(self.device)
         self.pos = (self.pos + 1) % self.buffer_size
@@ -306,7 +303,10 @@ class ReplayBuffer:
 
     def load_state_dict(self, state):
         self.pos, self.size = state["pos"], state["size"]
-        self.data[: self.size] = state["data"].to(self.device)
+        data = state["data"]
+        if self.keeps_guide_actions and data.shape[1] == self.data.shape[1] + self.action_dim + 1:
+            data = data[:, : self.data.shape[1]]  # saved before the guide bootstrap left: g(s') in the last columns
+        self.data[: self.size] = data.to(self.device)
 
 
 # ALGO LOGIC: initialize agent here:
@@ -376,31 +376,19 @@ def target_action(data, target_actor, policy_noise, noise_clip):
     return next_state_actions.clamp(target_actor.to_env_units(data.next_low), target_actor.to_env_units(data.next_high))
 
 
-def with_guide_bootstrap(q_actor, q_guide, has_guide):
-    """CAMEL+ --guide-bootstrap: the value of s' is that of the better of the target actor's action and the guide's,
-    max(q_actor, q_guide), where the guide gave an action in s' (has_guide 1), q_actor elsewhere."""
-    return torch.where(has_guide.view_as(q_actor) > 0, torch.maximum(q_actor, q_guide), q_actor)
-
-
-def td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip, guide_bootstrap=False):
-    """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), a' the target action above.
-    CAMEL+ guide_bootstrap (the batch must hold the guide's action g' in s'): the larger of min(Q1', Q2')(s', a') and
-    min(Q1', Q2')(s', g'), where the guide gave g'."""
+def td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip):
+    """The critics' regression target r + gamma * (1 - done) * min(Q1', Q2')(s', a'), a' the target action above."""
     with torch.no_grad():
         next_state_actions = target_action(data, target_actor, policy_noise, noise_clip)
         qf1_next_target = qf1_target(data.next_observations, next_state_actions)
         qf2_next_target = qf2_target(data.next_observations, next_state_actions)
         min_qf_next_target = torch.min(qf1_next_target, qf2_next_target)
-        if guide_bootstrap:
-            g = data.next_guide_actions
-            q_guide = torch.min(qf1_target(data.next_observations, g), qf2_target(data.next_observations, g))
-            min_qf_next_target = with_guide_bootstrap(min_qf_next_target, q_guide, data.next_has_guide)
         return data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * (min_qf_next_target).view(-1)
 
 
-def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip, guide_bootstrap=False):
+def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip):
     """One step of both critics on their MSE to td3_target; returns their values and losses, detached."""
-    next_q_value = td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip, guide_bootstrap)
+    next_q_value = td3_target(data, target_actor, qf1_target, qf2_target, gamma, policy_noise, noise_clip)
     qf1_a_values = qf1(data.observations, data.actions).view(-1)
     qf2_a_values = qf2(data.observations, data.actions).view(-1)
     qf1_loss = F.mse_loss(qf1_a_values, next_q_value)
@@ -505,11 +493,11 @@ if __name__ == "__main__":
     q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
 
-    # CAMEL+: guide BC and the guide bootstrap need g(s) and g(s') in every batch, the guide warm-up g(s) at every step
-    guide_bc, guide_bootstrap = guide is not None and args.guide_bc_coef > 0, guide is not None and args.guide_bootstrap
-    guide_every_step = guide is not None and (guide_bc or guide_bootstrap or args.warmup_actions == "guide")
-    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+: and g(s), g(s'))
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, keep_guide_actions=guide_bc or guide_bootstrap)
+    # CAMEL+: guide BC needs g(s) in every batch, the guide warm-up g(s) at every step
+    guide_bc = guide is not None and args.guide_bc_coef > 0
+    guide_every_step = guide is not None and (guide_bc or args.warmup_actions == "guide")
+    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+ guide BC: and g(s))
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, keep_guide_actions=guide_bc)
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -566,17 +554,16 @@ if __name__ == "__main__":
             next_low, next_high, next_masked = draw_bounds(
                 bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
-            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+: and g(s), g(s'))
-            guide_env_actions = [None if not rb.keeps_guide_actions or g is None else to_env_units(g, env.action_space) for g in (guide_action, next_guide_action)]
-            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, *guide_env_actions)
+            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+ guide BC: and g(s))
+            guide_env_action = None if not rb.keeps_guide_actions or guide_action is None else to_env_units(guide_action, env.action_space)
+            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, guide_env_action)
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
                 for _ in range(args.critic_updates_per_step):  # 1 in TD3 (the probe's --critic-updates-per-step); the actor learns on the last batch
                     data = rb.sample(args.batch_size)
                     qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = critic_step(
-                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip,
-                        guide_bootstrap,  # CAMEL+: the guide bootstrap
+                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
                     )
                 if global_step % args.policy_frequency == 0:
                     if guide_bc:  # CAMEL+: and towards the guide, where the critics do not value the actor's own action higher

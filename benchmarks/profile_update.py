@@ -50,8 +50,8 @@ class Args:
     masking_aware: bool = True
     """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
     camel_plus: bool = True
-    """CAMEL+'s update, camel_td3.py's default (the guide bootstrap in the critics' target, Q-filtered guide BC in the
-    actor's; the buffer holds the guide's actions): --no-camel-plus for the paper's CAMEL"""
+    """CAMEL+'s update, camel_td3.py's default (Q-filtered guide BC in the actor's; the buffer holds the guide's
+    actions): --no-camel-plus for the paper's CAMEL"""
     rows: int = 25
     """operator rows printed"""
     repeats: int = 5
@@ -102,8 +102,8 @@ def products_alone(events, updates, repeats=5):
 
 def filled_buffer(env, steps, seed=1, guide_actions=False):
     """A replay buffer of `steps` transitions of `env` under uniform random actions (unmasked bounds), as the warm-up
-    of a training run fills it; with guide_actions (CAMEL+'s buffer), a guide's action in s and s' too (uniform
-    random ones: the update's cost does not depend on which)."""
+    of a training run fills it; with guide_actions (CAMEL+'s buffer), a guide's action in s too (uniform random
+    ones: the update's cost does not depend on which)."""
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     rb = ReplayBuffer(steps, obs_dim, action_dim, "cpu", keep_guide_actions=guide_actions)
     rng = np.random.default_rng(seed)
@@ -112,8 +112,8 @@ def filled_buffer(env, steps, seed=1, guide_actions=False):
     for _ in range(steps):
         action = to_env_units(rng.uniform(low, high), env.action_space)
         next_obs, reward, terminated, truncated, _ = env.step(action)
-        guides = [to_env_units(rng.uniform(low, high), env.action_space) for _ in range(2)] if guide_actions else [None, None]
-        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high, *guides)
+        guide = to_env_units(rng.uniform(low, high), env.action_space) if guide_actions else None
+        rb.add(obs, next_obs, action, reward, terminated, low, high, low, high, guide)
         obs = env.reset()[0] if terminated or truncated else next_obs
     return rb
 
@@ -144,7 +144,7 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
 
     def critic_step(data):
         return update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, td3.gamma, td3.policy_noise,
-                              td3.noise_clip, camel_plus)  # fmt: skip
+                              td3.noise_clip)  # fmt: skip
 
     def actor_step(data):
         if camel_plus:
@@ -199,11 +199,6 @@ def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, q
             start = timed("target actor in s' (1 product of 256x256x256)", start)
             next_q = critics_target(data.next_observations, next_actions).min(0).values
             start = timed("target critics in s' (2 products)", start)
-            if camel_plus:  # the guide bootstrap
-                q_guide = critics_target(data.next_observations, data.next_guide_actions).min(0).values
-                has_guide = data.next_has_guide.view_as(next_q) > 0
-                next_q = torch.where(has_guide, torch.maximum(next_q, q_guide), next_q)
-                start = timed("CAMEL+: target critics on g(s') and the max (2 products)", start)
             y = data.rewards.flatten() + (1 - data.dones.flatten()) * td3.gamma * next_q
             fast.twin_critic_grads(critics, data.observations, data.actions, y)
             start = timed("critics forward and backward (6 products)", start)

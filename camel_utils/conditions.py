@@ -2,7 +2,7 @@
 
 A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). It says what guided the run,
 then the settings where the run differs from the paper's CAMEL (camel_td3.py --paper, which scripts/sweep.py passes to
-every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm here):
+every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot here):
 
     [sac_]{guide}[_{variant}][_ls{N}k][_no_ma_em]
 
@@ -16,8 +16,9 @@ every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm here):
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: prop_gwarm, qbc_gwarm,
-             qbc_gwarm_cu2_ln (the sweep passes a VARIANT made of them with their flags)
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: qbc_gwarm_noboot (CAMEL+),
+             qbc_gwarm_noboot_cu2_ln; the committed runs also hold qbc_gwarm (with the guide bootstrap, which has
+             left the trainer) and prop_gwarm (the sweep passes a VARIANT made of them with their flags)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -49,31 +50,39 @@ GUIDE_LABELS = {
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
 # Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer kept its
-# actions): qbc brings that flag, so the committed runs' names keep their meaning. prop and bc name levers that have
-# left camel_td3.py (last at commit 6abd027): their runs keep their labels, and a sweep can no longer run them.
+# actions), so in the committed runs' names qbc brings the guide bootstrap and only qbc_..._noboot is guide BC without
+# it: the names keep their meaning. The guide bootstrap has left camel_td3.py (last at commit 4b0bd79), as have
+# prop and bc (last at commit 6abd027): their runs keep their labels, and a sweep can no longer run them.
 VARIANT_LABELS = {
     "prop": (None, "guide proposal"),
     "bc": (None, "guide BC + guide bootstrap"),
-    "qbc": ("--guide-bc-coef 0.4 --guide-bootstrap", "Q-filtered guide BC + guide bootstrap"),
-    "boot": ("--guide-bootstrap", "guide bootstrap"),
+    "qbc": ("--guide-bc-coef 0.4", "Q-filtered guide BC + guide bootstrap"),
+    "boot": (None, "guide bootstrap"),
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
-    "noboot": ("--no-guide-bootstrap", "no guide bootstrap"),
+    "noboot": ("", "no guide bootstrap"),
     "cu2": ("--critic-updates-per-step 2", "2 critic updates per step"),
     "ln": ("--critic-layer-norm", "critic layer norm"),
 }
 
 
+BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
+
+
 def variant_flags(variant):
-    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm: the Q-filtered guide BC's and the
-    guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives. ValueError for a VARIANT
-    that names a lever which has left the trainer."""
+    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm_noboot, CAMEL+: the Q-filtered
+    guide BC's and the guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives.
+    ValueError for a VARIANT that names a lever which has left the trainer (qbc without noboot: the guide bootstrap)."""
     parts = variant.split("_") if variant else []
     if not parts or not all(part in VARIANT_LABELS for part in parts):
         return []
     retired = [part for part in parts if VARIANT_LABELS[part][0] is None]
-    if retired:
+    if retired and retired[0] != "boot":
         raise ValueError(f"VARIANT {variant}: {retired[0]} ({VARIANT_LABELS[retired[0]][1]}) has left camel_td3.py; "
                          "its runs were made with commit 6abd027")  # fmt: skip
+    if retired or ("qbc" in parts and "noboot" not in parts):
+        raise ValueError(f"VARIANT {variant}: the guide bootstrap (which qbc brings unless noboot follows) has left "
+                         f"camel_td3.py; its runs were made with commit {BOOTSTRAP_LAST_COMMIT} or before. CAMEL+ is "
+                         "VARIANT=qbc_gwarm_noboot")  # fmt: skip
     return [flag for part in parts for flag in VARIANT_LABELS[part][0].split()]
 
 
@@ -155,15 +164,18 @@ def condition_label(condition, custom=None):
 
 
 def levers_label(guide, levers):
-    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm), the parts it
-    lacks after "w/o" where it has two of its three (camel_qbc_gwarm_noboot: "CAMEL+ w/o guide bootstrap, ..."), the
-    probes after "+"; else the guide's label and each lever's (the retired levers' runs, a part alone)."""
+    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm_noboot); where
+    a run has two of guide BC, the guide warm-up and the retired guide bootstrap, the CAMEL+ part it lacks after "w/o"
+    and the bootstrap after "+" (camel_qbc_gwarm, the default until the bootstrap left: "CAMEL+ + guide bootstrap,
+    ..."), then the probes after "+"; else the guide's label and each lever's (the other retired levers' runs, a part
+    alone)."""
     guide_label = GUIDE_LABELS[guide]
     if not any(lever in ("prop", "bc") for lever in levers):
         bootstrap = any(lever in ("qbc", "boot") for lever in levers) and "noboot" not in levers
-        parts = {"guide BC": "qbc" in levers, "guide bootstrap": bootstrap, "guide warm-up": "gwarm" in levers}
-        if sum(parts.values()) >= 2:
+        parts = {"guide BC": "qbc" in levers, "guide warm-up": "gwarm" in levers}
+        if sum(parts.values()) + bootstrap >= 2:
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
+            name += " + guide bootstrap" if bootstrap else ""
             name += "".join(f" + {VARIANT_LABELS[lever][1]}" for lever in levers if lever in ("cu2", "ln"))
             return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
     parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
@@ -193,40 +205,49 @@ def order_key(condition):
 
 
 # ---- The methods: CAMEL+ and its parts -----------------------------------------------------------------------------
-CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is "
+CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus two parts: Q-filtered guide BC (the unmasked actor is "
               "pulled towards the guide's action wherever the critics value the guide's action at least as high as its "
-              "own), the guide bootstrap (the TD target bootstraps from the better of the target actor's and the guide's "
-              "action in s'), and the guide warm-up (before learning starts, masked steps take the guide's action plus "
-              "noise); --paper turns all three off.")
+              "own) and the guide warm-up (before learning starts, masked steps take the guide's action plus noise); "
+              "--paper turns both off.")
 # camel_td3.py's arguments for CAMEL+'s parts: each with its value in the paper's CAMEL and its name
-CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "guide_bootstrap": (False, "guide bootstrap"),
-                    "warmup_actions": ("uniform", "guide warm-up")}  # fmt: skip
+CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "warmup_actions": ("uniform", "guide warm-up")}
+# a part that has left the default and the trainer, which runs saved before then may have used
+RETIRED_PARTS = {"guide_bootstrap": (False, "guide bootstrap")}
+
+
+def saved_before_the_bootstrap_left(args):
+    """Whether a camel_td3.py run's saved arguments (a dict) come from a version that had the guide bootstrap: it
+    saved the levers that left with it or before (the guide proposal, fading and unfiltered guide BC); a run without a
+    --guide-bootstrap of its own then bootstrapped wherever guide BC kept the guide's actions."""
+    return any(name in args for name in ("guide_proposal", "guide_bc_fade", "guide_bc_q_filter"))
 # and for the probe beside them, not part of the default (docs/design.md)
 PROBES = {"critic_updates_per_step": (1, "{} critic updates per step"), "critic_layer_norm": (False, "critic layer norm")}
 
 
 def camel_plus_parts(args):
-    """The names of CAMEL+'s parts, then of the probes, that a camel_td3.py run with these arguments (a dict) used. A
-    run saved before --guide-bootstrap had a flag bootstrapped from the guide wherever it kept the guide's actions,
-    which guide BC (or the retired guide proposal) made it do."""
+    """The names of CAMEL+'s parts (and of the retired guide bootstrap), then of the probes, that a camel_td3.py run with
+    these arguments (a dict) used. A run saved before --guide-bootstrap had a flag bootstrapped from the guide wherever
+    it kept the guide's actions, which guide BC (or the guide proposal) made it do."""
     args = dict(args)
-    args.setdefault("guide_bootstrap", bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal")))
-    parts = [name for arg, (paper, name) in CAMEL_PLUS_PARTS.items() if args.get(arg) not in (paper, None)]
+    if saved_before_the_bootstrap_left(args):
+        args.setdefault("guide_bootstrap", bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal")))
+    parts = [name for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items() if args.get(arg) not in (paper, None)]
     probes = [name.format(args[arg]) for arg, (default, name) in PROBES.items() if args.get(arg) not in (default, None)]
     return parts, probes
 
 
 def method_name(args, script="camel_td3.py", guided=True):
     """The method a run ran, in the words a user reads (args: a dict of its arguments): TD3 or SAC without a guide;
-    CAMEL-SAC; CAMEL+ (every part of the default), the paper's CAMEL (none), or the paper's CAMEL + the parts used;
-    with the probes it used."""
+    CAMEL-SAC; CAMEL+ (every part of the default; + guide bootstrap for a run saved with it), the paper's CAMEL (none),
+    or the paper's CAMEL + the parts used; with the probes it used."""
     if not guided:
         return "SAC" if script == "camel_sac.py" else "TD3"
     if script == "camel_sac.py":
         return "CAMEL-SAC"
     parts, probes = camel_plus_parts(args)
-    if len(parts) == len(CAMEL_PLUS_PARTS):
-        name = "CAMEL+"
+    camel_plus = [name for _, name in CAMEL_PLUS_PARTS.values()]
+    if all(part in parts for part in camel_plus):
+        name = " + ".join(["CAMEL+", *(part for part in parts if part not in camel_plus)])
     else:
         name = " + ".join(["the paper's CAMEL", *parts])
     return name + (f" with {', '.join(probes)}" if probes else "")
@@ -234,8 +255,8 @@ def method_name(args, script="camel_td3.py", guided=True):
 
 def condition_of(args, script="camel_td3.py"):
     """A run's condition, its default --exp-name, from its arguments (a dict), named as the sweep names its runs: what
-    guided it, then where it differs from the paper's CAMEL (camel_qbc_gwarm is CAMEL+ with an LLM-written guide file),
-    so that runs of different methods never share a name, and a direct run shares the sweep's."""
+    guided it, then where it differs from the paper's CAMEL (camel_qbc_gwarm_noboot is CAMEL+ with an LLM-written
+    guide file), so that runs of different methods never share a name, and a direct run shares the sweep's."""
     sac = script == "camel_sac.py"
     guide = ("camel" if args.get("llm_policy") else "expert" if args.get("expert_model") else "random" if args.get("random_guide")
              else "baseline")  # fmt: skip

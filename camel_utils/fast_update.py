@@ -150,16 +150,12 @@ def target_action(data, target_actor, policy_noise, noise_clip):
     return action.clamp_(target_actor.to_env_units(low), target_actor.to_env_units(high))
 
 
-def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip, guide_bootstrap=False):
+def update_critics(data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, gamma, policy_noise, noise_clip):
     """camel_td3.update_critics, computed on the fused pairs with the gradients written out."""
     critics, critics_target = fused(qf1, qf2), fused(qf1_target, qf2_target)
     with torch.no_grad():
         next_state_actions = target_action(data, target_actor, policy_noise, noise_clip)
         min_qf_next_target = critics_target(data.next_observations, next_state_actions).min(0).values
-        if guide_bootstrap:  # CAMEL+ --guide-bootstrap: or the guide's action in s', where it is better
-            q_guide = critics_target(data.next_observations, data.next_guide_actions).min(0).values
-            has_guide = data.next_has_guide.view_as(min_qf_next_target) > 0
-            min_qf_next_target = torch.where(has_guide, torch.maximum(min_qf_next_target, q_guide), min_qf_next_target)
         next_q_value = data.rewards.flatten() + (1 - data.dones.flatten()) * gamma * min_qf_next_target
         qf_a_values, qf_losses = twin_critic_grads(critics, data.observations, data.actions, next_q_value)
     q_optimizer.step()

@@ -38,13 +38,14 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
 # baseline at its settings.
 
-# the README's figure: TD3, the paper's CAMEL (seeds 1-5) and CAMEL+, camel_td3.py's default (fresh seeds 6-10), with
-# the LLM-written and the tuned guides
-figure readme     "camel_qbc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
-                  --conditions baseline camel camel_qbc_gwarm camel_tuned camel_tuned_qbc_gwarm \
-                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --seeds camel_tuned_qbc_gwarm=6-10 \
-                  --label "camel_qbc_gwarm=CAMEL+ (default), LLM-written guide, seeds 6-10" \
-                  --label "camel_tuned_qbc_gwarm=CAMEL+ (default), tuned guide, seeds 6-10"
+# the README's figure: TD3, the paper's CAMEL (seeds 1-5), CAMEL+, camel_td3.py's default (the ablation's seeds
+# 11-15), and CAMEL+ + guide bootstrap, the default until the bootstrap lost its ablation (seeds 6-10), with the
+# LLM-written guides
+figure readme     "camel_qbc_gwarm_noboot camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+                  --conditions baseline camel camel_qbc_gwarm_noboot camel_qbc_gwarm \
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm_noboot=11-15 --seeds camel_qbc_gwarm=6-10 \
+                  --label "camel_qbc_gwarm_noboot=CAMEL+ (default), LLM-written guide, seeds 11-15" \
+                  --label "camel_qbc_gwarm=CAMEL+ + guide bootstrap, LLM-written guide, seeds 6-10"
 # the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
 # default guide is a refined answer, with the best one-answer guide) and with the tuned guide
 figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned \
@@ -82,20 +83,20 @@ figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
                   --seeds standstill_qbc_gwarm=1 --seeds lean_qbc_gwarm=1
 # the chosen lever confirmed on seeds 6-10, not those it was chosen on (1-2), beside the 5-seed TD3 and paper's CAMEL
 figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel_tuned_qbc_gwarm \
-                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+, tuned guide, seeds 6-10"
+                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+ + guide bootstrap, tuned guide, seeds 6-10"
 # the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
 figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
-                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+, LLM-written guide, seeds 6-10"
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ + guide bootstrap, LLM-written guide, seeds 6-10"
 # and with the poor guides on seeds 6-10 (the paper's CAMEL with them: Walker2d-v4 at these settings, seeds 1-3)
 figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \
                   --seeds standstill_qbc_gwarm=6-10 --seeds lean_qbc_gwarm=6-10
-# the ablation of CAMEL+ (issue 36): each part removed in turn, the LLM-written guides, fresh seeds 11-15 (the other
-# figures take the paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
+# the ablation (issue 36): each part of the default of then, CAMEL+ + guide bootstrap, removed in turn (removing the
+# bootstrap gives CAMEL+, the default since), the LLM-written guides, fresh seeds 11-15 (the other figures take the
+# paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
-                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm \
-                  --label "camel_qbc_gwarm=CAMEL+, LLM-written guide"
+                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 

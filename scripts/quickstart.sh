@@ -25,7 +25,7 @@ eval_every="${EVAL_FREQUENCY:-2500}"
 out="${OUT:-$repo/quickstart/$env_id}"
 python="$repo/.venv/bin/python"; [[ -x "$python" ]] || python=python3
 
-RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" VARIANT=qbc_gwarm TOTAL_TIMESTEPS="$steps" WORKERS=2 \
+RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" VARIANT=qbc_gwarm_noboot TOTAL_TIMESTEPS="$steps" WORKERS=2 \
   EXTRA_ARGS="--eval-frequency $eval_every --checkpoint-frequency 0" bash "$here/$script.sh"
 cd "$repo"
 "$python" plot.py "$out/runs" --output-dir "$out" --name eval > /dev/null

@@ -1,7 +1,8 @@
-"""camel_td3.py's CAMEL+, the default: its three parts beyond the paper, each set by its own flag (Q-filtered guide BC,
---guide-bc-coef; the guide bootstrap, --guide-bootstrap; the guide warm-up, --warmup-actions guide), the probe beside
-them (--critic-updates-per-step, --critic-layer-norm), and --paper, every part off, which is the paper's CAMEL, also
-for a run saved before --paper existed; a run saved with a lever that has left the trainer is refused."""
+"""camel_td3.py's CAMEL+, the default: its two parts beyond the paper, each set by its own flag (Q-filtered guide BC,
+--guide-bc-coef; the guide warm-up, --warmup-actions guide), the critics' target TD3's with guide BC on, the probe
+beside them (--critic-updates-per-step, --critic-layer-norm), and --paper, every part off, which is the paper's CAMEL,
+also for a run saved before --paper existed; a run saved with a lever that has left the trainer (the guide bootstrap
+among them) is refused."""
 
 from copy import deepcopy as copy_module
 
@@ -13,78 +14,55 @@ import camel_td3
 from camel_utils import fast_update
 from camel_td3 import ReplayBuffer, mask_bounds
 from camel_utils.guide import to_env_units
-from camel_td3 import Actor, QNetwork, td3_target, update_actor_with_guide_bc, update_critics, with_guide_bootstrap
+from camel_td3 import Actor, QNetwork, update_actor_with_guide_bc, update_critics
 from camel_utils.run import cli_args, resume_args
 from camel_utils.fast_update import fuse_critics
 from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
 
 
-def test_with_guide_bootstrap_takes_the_larger_value_only_where_the_guide_acted():
-    q_actor = torch.tensor([1.0, 5.0, -2.0, 3.0])
-    q_guide = torch.tensor([4.0, 2.0, -1.0, 9.0])
-    has_guide = torch.tensor([[1.0], [1.0], [1.0], [0.0]])  # the guide failed on the last s'
-    # max(1, 4), max(5, 2), max(-2, -1), and the actor's 3 where there is no guide action
-    assert with_guide_bootstrap(q_actor, q_guide, has_guide).tolist() == [4.0, 5.0, -1.0, 3.0]
-    # the same in the (batch, 1) shape of the plain update's values
-    assert with_guide_bootstrap(q_actor.view(-1, 1), q_guide.view(-1, 1), has_guide).flatten().tolist() == [4.0, 5.0, -1.0, 3.0]
-
-
 def guide_batch(hopper, n=64, seed=0, next_point=None):
-    """A batch from a buffer that keeps the guide's action in s and s' (every fourth s' and every fifth s: the guide
-    failed there)."""
+    """A batch from a buffer that keeps the guide's action in s (every fifth s: the guide failed there)."""
     rng = np.random.default_rng(seed)
     rb = ReplayBuffer(n, 11, 3, "cpu", keep_guide_actions=True)
     for i in range(n):
         low, high = mask_bounds(rng.uniform(-1, 1, 3), 0.3)
         next_low, next_high = (next_point, next_point) if next_point is not None else mask_bounds(rng.uniform(-1, 1, 3), 0.3)
         guide = None if i % 5 == 4 else to_env_units(rng.uniform(-1, 1, 3), hopper.action_space)
-        next_guide = None if i % 4 == 3 else to_env_units(rng.uniform(-1, 1, 3), hopper.action_space)
         rb.add(rng.normal(size=11), rng.normal(size=11), rng.uniform(low, high), rng.normal(), float(rng.random() < 0.2),
-               low, high, next_low, next_high, guide, next_guide)  # fmt: skip
+               low, high, next_low, next_high, guide)  # fmt: skip
     return rb.sample(n)
 
 
-def test_buffer_keeps_the_guides_action_in_s_and_next_s_and_whether_there_was_one(hopper):
+def test_buffer_keeps_the_guides_action_in_s_and_whether_there_was_one(hopper):
     rb = ReplayBuffer(2, 2, 3, "cpu", keep_guide_actions=True)
     ones, zeros = np.ones(3), np.zeros(3)
-    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.5, 0.6, 0.7]), np.array([0.1, -0.2, 0.3]))
-    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None, None)  # the guide failed on s and s'
-    assert rb.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3 + 2 * (3 + 1))
-    guide_actions, has_guide, next_guide_actions, next_has_guide = torch.split(rb.data, rb.widths, dim=1)[-4:]
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, np.array([0.5, 0.6, 0.7]))
+    rb.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones, None)  # the guide failed on s
+    assert rb.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3 + 3 + 1)
+    guide_actions, has_guide = torch.split(rb.data, rb.widths, dim=1)[-2:]
     np.testing.assert_allclose(guide_actions.numpy(), [[0.5, 0.6, 0.7], zeros], atol=1e-7)
-    np.testing.assert_allclose(next_guide_actions.numpy(), [[0.1, -0.2, 0.3], zeros], atol=1e-7)
-    assert has_guide.flatten().tolist() == [1.0, 0.0] and next_has_guide.flatten().tolist() == [1.0, 0.0]
+    assert has_guide.flatten().tolist() == [1.0, 0.0]
     batch = rb.sample(8)
-    assert batch.guide_actions.shape == batch.next_guide_actions.shape == (8, 3) and batch.next_has_guide.shape == (8, 1)
+    assert batch.guide_actions.shape == (8, 3) and batch.has_guide.shape == (8, 1) and len(batch) == 11
     # the paper's buffer has no such columns, and its batches say so
     plain = ReplayBuffer(2, 2, 3, "cpu")
     plain.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones)
-    assert plain.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3) and plain.sample(1).next_guide_actions is None
+    assert plain.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3) and plain.sample(1).guide_actions is None
 
 
-def test_td3_target_bootstraps_from_the_better_of_target_actor_and_guide_in_next_s(hopper):
-    torch.manual_seed(0)
-    target_actor, qf1_target, qf2_target = Actor(hopper), QNetwork(hopper), QNetwork(hopper)
-    point = np.array([0.25, 0.25, 0.25])  # a box of width zero: the target actor's a' is 0.25, noise and all
-    data = guide_batch(hopper, next_point=point)
-    y = td3_target(data, target_actor, qf1_target, qf2_target, gamma=0.99, policy_noise=0.2, noise_clip=0.5, guide_bootstrap=True)
-    with torch.no_grad():
-        s2 = data.next_observations
-        a2 = torch.full((64, 3), 0.25)
-        q_actor = torch.min(qf1_target(s2, a2), qf2_target(s2, a2)).flatten()
-        q_guide = torch.min(qf1_target(s2, data.next_guide_actions), qf2_target(s2, data.next_guide_actions)).flatten()
-    has = data.next_has_guide.flatten() > 0
-    best = torch.where(has, torch.maximum(q_actor, q_guide), q_actor)
-    torch.testing.assert_close(y, data.rewards.flatten() + (1 - data.dones.flatten()) * 0.99 * best)
-    # the batch has every case, so the test tells max from either one alone
-    assert (has & (q_guide > q_actor)).any() and (has & (q_guide < q_actor)).any() and (~has).any()
-    assert not torch.allclose(y, data.rewards.flatten() + (1 - data.dones.flatten()) * 0.99 * q_actor)
+def test_a_guide_bc_buffer_saved_with_the_guides_action_in_next_s_loads_without_it():
+    """A checkpoint of the version before the guide bootstrap left kept g(s') and its flag in two more column groups,
+    the last ones: they are dropped on loading, every other column kept."""
+    old = torch.arange(2 * 29, dtype=torch.float32).view(2, 29)  # 2 + 2 + 3 + 1 + 1 + 4 * 3, then (3 + 1) for s and s'
+    rb = ReplayBuffer(4, 2, 3, "cpu", keep_guide_actions=True)
+    rb.load_state_dict({"data": old, "pos": 2, "size": 2})
+    assert rb.data.shape[1] == 25 and torch.equal(rb.data[:2], old[:, :25]) and rb.pos == rb.size == 2
+    assert set(rb.sample(16).has_guide.flatten().tolist()) <= {24.0, 53.0}  # the flag of s (column 24), not of s'
 
 
-def hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target, guide_bootstrap):
+def hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target):
     """r + 0.99 (1 - done) V(s'), V(s') computed here row by row with plain tensor arithmetic on the networks' weights:
-    min over the two target critics of a' = 0.25 (the width-zero box of guide_batch's next_point), and, with the
-    bootstrap, of the guide's action g' where the batch says the guide gave one."""
+    the min over the two target critics of a' = 0.25 (the width-zero box of guide_batch's next_point)."""
     def q(critic, s, a):
         x = torch.cat([s, a])
         h = torch.clamp(critic.fc1.weight @ x + critic.fc1.bias, min=0)
@@ -97,47 +75,40 @@ def hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target, gui
         for i in range(len(data.rewards)):
             s = data.next_observations[i]
             value = min(q(qf1_target, s, a_next), q(qf2_target, s, a_next))
-            if guide_bootstrap and data.next_has_guide[i, 0] == 1:
-                g = data.next_guide_actions[i]
-                value = max(value, min(q(qf1_target, s, g), q(qf2_target, s, g)))
             targets.append(float(data.rewards[i, 0]) + 0.99 * (1 - float(data.dones[i, 0])) * value)
     return torch.tensor(targets)
 
 
 @pytest.mark.parametrize("fast", [False, True])
-def test_the_guide_bootstrap_is_set_by_its_flag_alone_not_by_what_the_buffer_holds(hopper, fast):
-    """With guide BC on the buffer keeps g(s'); the target is still TD3's unless --guide-bootstrap is on, and with it
-    the max only where the guide gave an action in s' (both update paths, on one fixed batch, against a hand computation)."""
+def test_with_guide_bc_on_the_critics_target_is_td3s(hopper, fast):
+    """The default's batches carry g(s) for guide BC; the critics' target is TD3's all the same, r + gamma (1 - done)
+    min(Q1', Q2')(s', a') (both update paths, on one fixed batch, against a hand computation)."""
     torch.manual_seed(0)
     target_actor, qf1, qf2, qf1_target, qf2_target = Actor(hopper), *(QNetwork(hopper) for _ in range(4))
     if fast:
         fuse_critics(qf1, qf2)
         fuse_critics(qf1_target, qf2_target)
     data = guide_batch(hopper, next_point=np.array([0.25, 0.25, 0.25]))
-    assert data.next_guide_actions is not None  # the batch carries g(s'), as every batch of the default's buffer does
+    assert data.guide_actions is not None  # the batch carries g(s), as every batch of the default's buffer does
     step = fast_update.update_critics if fast else update_critics
-    targets = {}
-    for bootstrap in (False, True):
-        optimizer = torch.optim.SGD([*qf1.parameters(), *qf2.parameters()], lr=0.0)  # lr 0: the critics stay as they are
-        values1, _, loss1, _ = step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5, bootstrap)
-        # the loss is the mean squared distance to the target: solve nothing, compare it with the hand-made target's
-        expected = hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target, bootstrap)
-        torch.testing.assert_close(loss1, ((values1 - expected) ** 2).mean(), rtol=1e-5, atol=1e-5)
-        targets[bootstrap] = expected
-    has = data.next_has_guide.flatten() > 0
-    assert torch.equal(targets[True][~has], targets[False][~has])  # no guide action in s': TD3's target
-    assert (targets[True][has] > targets[False][has]).any() and (targets[True] >= targets[False] - 1e-6).all()
+    optimizer = torch.optim.SGD([*qf1.parameters(), *qf2.parameters()], lr=0.0)  # lr 0: the critics stay as they are
+    values1, values2, loss1, loss2 = step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5)
+    # the loss is the mean squared distance to the target: solve nothing, compare it with the hand-made target's
+    expected = hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target)
+    torch.testing.assert_close(loss1, ((values1 - expected) ** 2).mean(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(loss2, ((values2 - expected) ** 2).mean(), rtol=1e-5, atol=1e-5)
 
 
-def test_the_bootstrap_needs_no_guide_bc_and_the_paper_has_neither():
-    assert cli_args(camel_td3.Args, []).guide_bootstrap is True  # the default
-    assert cli_args(camel_td3.Args, ["--no-guide-bootstrap"]).guide_bootstrap is False
-    assert cli_args(camel_td3.Args, ["--paper"]).guide_bootstrap is False
-    assert cli_args(camel_td3.Args, ["--paper", "--guide-bootstrap"]).guide_bootstrap is True  # a lever beside --paper applies
-    assert cli_args(camel_td3.Args, ["--paper", "--no-paper"]).guide_bootstrap is True  # the last of the two counts
+def test_the_guide_bootstrap_has_left_the_trainer(workdir):
+    """It lost its ablation (docs/results.md): the flag is gone, and asking for it is one line and exit status 2."""
+    from test_camel_td3 import run_trainer
+
+    assert "guide_bootstrap" not in vars(cli_args(camel_td3.Args, []))
+    result = run_trainer(workdir, "--guide-bootstrap")
+    assert result.returncode == 2 and "--guide-bootstrap" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
+def test_fast_critic_update_on_a_guide_bc_batch_computes_the_plain_one(hopper):
     def one_update(fast):
         torch.manual_seed(0)
         target_actor, qf1, qf2, qf1_target, qf2_target = Actor(hopper), *(QNetwork(hopper) for _ in range(4))
@@ -151,7 +122,7 @@ def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
         optimizer = torch.optim.Adam([*qf1.parameters(), *qf2.parameters()], lr=3e-4)
         data = guide_batch(hopper, n=256, seed=1)
         torch.manual_seed(2)
-        return step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5, True), qf1.state_dict()
+        return step(data, target_actor, qf1, qf2, qf1_target, qf2_target, optimizer, 0.99, 0.2, 0.5), qf1.state_dict()
 
     (plain, plain_state), (fast, fast_state) = one_update(False), one_update(True)
     for a, b in zip(plain, fast):
@@ -162,8 +133,8 @@ def test_fast_update_bootstraps_from_the_guide_as_the_plain_one_does(hopper):
 
 def test_guide_warmup_and_the_guides_actions_in_a_default_run(workdir, hopper):
     """What the loop does by default: before learning starts, masked actions are the guide's plus noise of scale
-    exploration-noise (not uniform in the box); the buffer holds g(s) and g(s') of every transition; the share of the
-    batch's rows in guide BC is charted."""
+    exploration-noise (not uniform in the box); the buffer holds g(s) of every transition; the share of the batch's
+    rows in guide BC is charted."""
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     width, noise = 0.6, 0.1
     checkpoint = stop_after_first_checkpoint(workdir, [
@@ -171,17 +142,16 @@ def test_guide_warmup_and_the_guides_actions_in_a_default_run(workdir, hopper):
         "--total-timesteps", "100000", "--learning-starts", "800", "--batch-size", "32", "--checkpoint-frequency", "1200",
         "--eval-frequency", "100000", "--exploration-noise", str(noise)], "p")  # fmt: skip
     data = checkpoint["replay_buffer"]["data"].numpy()
-    obs, next_obs, actions, _, _, low, high, _, _, guide, has, next_guide, next_has = np.split(
-        data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3, 1, 3]), axis=1)  # fmt: skip
+    assert data.shape[1] == 11 + 11 + 3 + 1 + 1 + 4 * 3 + 3 + 1
+    obs, next_obs, actions, _, _, low, high, _, _, guide, has = np.split(data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3]), axis=1)
 
     assert np.all(hopper.action_space.low == -1.0) and np.all(hopper.action_space.high == 1.0)  # env units = normalised
 
     def guide_env_action(states):
         return np.tanh(3.0 * states[:, 2:5].astype(np.float64))
 
-    np.testing.assert_allclose(guide, guide_env_action(obs), atol=1e-5)  # g(s) and g(s') of every row
-    np.testing.assert_allclose(next_guide, guide_env_action(next_obs), atol=1e-5)
-    assert np.all(has == 1.0) and np.all(next_has == 1.0)
+    np.testing.assert_allclose(guide, guide_env_action(obs), atol=1e-5)  # g(s) of every row
+    assert np.all(has == 1.0)
     warmup = np.arange(800)
     masked = ~(np.all(low == -1.0, axis=1) & np.all(high == 1.0, axis=1))
     rows = warmup[masked[warmup]]
@@ -253,13 +223,13 @@ def test_fast_guide_bc_update_computes_the_plain_one(hopper, masking_aware):
 
 def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
     default = cli_args(camel_td3.Args, [])
-    assert (default.guide_bc_coef, default.guide_bootstrap, default.warmup_actions) == (0.4, True, "guide")
+    assert (default.guide_bc_coef, default.warmup_actions) == (0.4, "guide")
     paper = cli_args(camel_td3.Args, ["--paper"])
-    assert (paper.guide_bc_coef, paper.guide_bootstrap, paper.warmup_actions) == (0.0, False, "uniform")
+    assert (paper.guide_bc_coef, paper.warmup_actions) == (0.0, "uniform")
     for args in (default, paper):  # the probe, a speed-for-samples trade, is off either way
         assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False
     # the levers that lost or only watched have left the trainer (docs/design.md has their numbers)
-    retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor"}
+    retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor", "guide_bootstrap"}
     assert not retired & set(vars(default)) and set(camel_td3.Args.RETIRED) == retired
     # a lever flag beside --paper still applies (the sweep runs a variant so)
     beside = cli_args(camel_td3.Args, ["--paper", "--warmup-actions", "guide"])
@@ -269,7 +239,7 @@ def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
     assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
 
-@pytest.mark.parametrize("flags", [[], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1", "--guide-bootstrap"]])
+@pytest.mark.parametrize("flags", [[], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1"]])
 def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     """Without a guide there is nothing to follow: the run is plain TD3 (no guide-BC chart), named TD3."""
     from test_camel_td3 import FAST, run_trainer
@@ -353,16 +323,12 @@ def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
     torch.save({"args": old, "counters": {}}, tmp_path / "checkpoint.pt")
     args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
     assert (args.paper, args.guide_bc_coef, args.warmup_actions) == (True, 0.0, "uniform")
-    assert (args.seed, args.mask_width) == (3, 0.3) and args.guide_bootstrap is False
-    # a CAMEL+ run saved before --guide-bootstrap had a flag: its buffer kept g(s'), so its target bootstrapped from it
-    torch.save({"args": {**old, "paper": False, "guide_bc_coef": 0.4, "guide_bc_fade": False,
-                                "guide_bc_q_filter": True, "warmup_actions": "guide"}, "counters": {}}, tmp_path / "checkpoint.pt")
-    assert resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)[0].guide_bootstrap is True
+    assert (args.seed, args.mask_width) == (3, 0.3)
     # a run saved since keeps what it saved, CAMEL+ included
     new = {**old, **vars(cli_args(camel_td3.Args, ["--seed", "3"]))}
     torch.save({"args": new, "counters": {}}, tmp_path / "checkpoint.pt")
     args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.guide_bootstrap) == (False, 0.4, "guide", True)
+    assert (args.paper, args.guide_bc_coef, args.warmup_actions) == (False, 0.4, "guide")
 
 
 @pytest.mark.parametrize("lever, value", [("guide_proposal", True), ("guide_bc_fade", True), ("guide_bc_q_filter", False),
@@ -376,3 +342,22 @@ def test_a_run_saved_with_a_retired_lever_is_refused_with_the_commit_that_can_re
     flag = ("--no-" if value is False else "--") + lever.replace("_", "-")
     assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used {flag}, which left camel_td3.py after commit "
                                                "6abd027; resume it with that commit (git checkout 6abd027)")
+
+
+@pytest.mark.parametrize("saved", [
+    {"guide_bootstrap": True},  # saved with --guide-bootstrap (the default then)
+    {"guide_proposal": False, "guide_bc_fade": False, "guide_bc_q_filter": True},  # before it had a flag: guide BC bootstrapped
+])  # fmt: skip
+def test_a_run_saved_with_the_guide_bootstrap_is_refused_with_the_last_commit_that_had_it(tmp_path, saved, capsys):
+    from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT
+
+    torch.save({"args": {**vars(cli_args(camel_td3.Args, ["--seed", "3"])), **saved}, "counters": {}}, tmp_path / "checkpoint.pt")
+    with pytest.raises(SystemExit) as stop:
+        resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
+    assert stop.value.code == 2 and camel_td3.Args.RETIRED["guide_bootstrap"][1] == BOOTSTRAP_LAST_COMMIT
+    assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used --guide-bootstrap, which left camel_td3.py "
+                                               f"after commit {BOOTSTRAP_LAST_COMMIT}; resume it with that commit (git checkout {BOOTSTRAP_LAST_COMMIT})")
+    # saved without it (--no-guide-bootstrap, or the paper's CAMEL before it had a flag), a run resumes
+    torch.save({"args": {**vars(cli_args(camel_td3.Args, ["--seed", "3"])), **saved, "guide_bootstrap": False}, "counters": {}},
+               tmp_path / "checkpoint.pt")
+    assert resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)[0].guide_bc_coef == 0.4

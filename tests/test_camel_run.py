@@ -384,12 +384,12 @@ def test_help_shows_each_section_of_args_in_its_own_box_with_the_flags_named_as_
 
 
 @pytest.mark.parametrize("argv", [[], ["--seed", "3", "--env-id", "Walker2d-v4", "--total-timesteps", "2000"], ["--paper"],
-                                  ["--paper", "--guide-bootstrap", "--mask-width", "0.3"], ["--no-guide-bootstrap", "--warmup-actions", "uniform"],
+                                  ["--paper", "--guide-bc-coef", "0.2", "--mask-width", "0.3"], ["--warmup-actions", "uniform"],
                                   ["--llm-policy", "policies/hopper.py", "--no-cuda", "--exp-name", "x", "--no-fast-update", "--torch-threads", "0"]])  # fmt: skip
 def test_the_sectioned_command_line_reads_every_flag_as_the_flat_args_would(argv):
     flat_default = camel_td3.Args(paper=True, **camel_td3.Args.PAPER_VALUES) if "--paper" in argv else camel_td3.Args()
     assert cli_args(camel_td3.Args, argv) == tyro.cli(camel_td3.Args, args=argv, default=flat_default)
-    sac_argv = [arg for arg in argv if arg not in ("--paper", "--guide-bootstrap", "--no-guide-bootstrap", "--warmup-actions", "uniform", "--no-fast-update")]  # CAMEL+ and TD3 flags
+    sac_argv = [arg for arg in argv if arg not in ("--paper", "--guide-bc-coef", "0.2", "--warmup-actions", "uniform", "--no-fast-update")]  # CAMEL+ and TD3 flags
     assert cli_args(camel_sac.Args, sac_argv) == tyro.cli(camel_sac.Args, args=sac_argv)
     assert type(cli_args(camel_td3.Args, argv)) is camel_td3.Args  # the trainers read a flat args.x
 

@@ -372,10 +372,10 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
 
 
 def test_a_first_run_plots_on_its_own(tmp_path):
-    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm__{seed}__{time}
+    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm_noboot__{seed}__{time}
     runs = tmp_path / "runs"
-    write_run(runs, "Hopper-v4__camel_qbc_gwarm__1__1700000000", line([5000, 10_000, 15_000], 0.01),
-              hyperparameters={"exp_name": "camel_qbc_gwarm", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel_qbc_gwarm_noboot__1__1700000000", line([5000, 10_000, 15_000], 0.01),
+              hyperparameters={"exp_name": "camel_qbc_gwarm_noboot", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
     result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -780,7 +780,7 @@ def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
     line and draws nothing, rather than keep one of them, or average them, under one name."""
     runs = tmp_path / "runs"
     td3 = {"llm_policy": "None", "expert_model": "None", "random_guide": "False", "total_timesteps": "5000"}
-    camel_plus = {**td3, "llm_policy": "policies/hopper.py", "guide_bc_coef": "0.4", "guide_bootstrap": "True"}
+    camel_plus = {**td3, "llm_policy": "policies/hopper.py", "guide_bc_coef": "0.4", "warmup_actions": "guide"}
     write_run(runs, "Hopper-v4__camel_td3__1__100", line(range(1000, 6000, 1000), 0.1), hyperparameters=td3, finished=True)
     write_run(runs, "Hopper-v4__camel_td3__1__200", line(range(1000, 5000, 1000), 0.2), hyperparameters=camel_plus, finished=True)
     assert run_plot(runs, tmp_path / "plots") == 1
@@ -801,10 +801,10 @@ def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
         return {"env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": 100_000, "finished": finished,
                 "curves": {"eval/episodic_return": [[50_000, 1.0], [100_000, final]]}}  # fmt: skip
 
-    text = run_list([record("Hopper-v4", "camel_qbc_gwarm", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm", 11, 1500.6, "Intel X"),
+    text = run_list([record("Hopper-v4", "camel_qbc_gwarm_noboot", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm_noboot", 11, 1500.6, "Intel X"),
                      record("Hopper-v4", "baseline", 1, 400.0)])  # fmt: skip
     assert "3 runs, 0.30M environment steps in all" in text
     rows = [line for line in text.splitlines() if line.startswith("| Hopper-v4")]
     assert rows == ["| Hopper-v4 | baseline | TD3 | 1 | 100k | 1: 400 |",
-                    "| Hopper-v4 | camel_qbc_gwarm | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
+                    "| Hopper-v4 | camel_qbc_gwarm_noboot | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
     assert "CPU model recorded by 1 of the 3 runs" in text and "Intel X" in text

@@ -176,10 +176,10 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
 
 
 def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
-    baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm"))
-    assert run.exp_name == "camel_qbc_gwarm"
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--guide-bootstrap",
-                                            "--warmup-actions", "guide", "--llm-policy", str(guide)]  # fmt: skip
+    baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide,
+                                               VARIANT="qbc_gwarm_noboot"))  # fmt: skip
+    assert run.exp_name == "camel_qbc_gwarm_noboot"  # CAMEL+
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--warmup-actions", "guide", "--llm-policy", str(guide)]
     assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
     (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
     assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--llm-policy", str(guide)]  # not only levers: EXTRA_ARGS gives its flags
@@ -188,15 +188,14 @@ def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_p
     assert sweep.plan(run, s)[1][12:-2] == ["--llm-policy", str(guide)]  # camel_sac.py has no CAMEL+ levers
 
 def test_several_variants_run_in_one_pool_seed_by_seed_and_plain_is_the_condition_as_it_is(repo, tmp_path, guide):
-    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm plain qbc_gwarm_noboot")
+    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm_noboot plain gwarm")
     runs = sweep.matrix(s)
     assert [(run.exp_name, run.seed) for run in runs] == [(name, seed) for seed in (1, 2) for name in
-                                                          ("baseline", "camel_qbc_gwarm", "camel", "camel_qbc_gwarm_noboot")]  # fmt: skip
+                                                          ("baseline", "camel_qbc_gwarm_noboot", "camel", "camel_gwarm")]  # fmt: skip
     flags = {run.exp_name: sweep.plan(run, s)[1][12:-2] for run in runs}
     assert flags["baseline"] == ["--paper"]  # the levers leave TD3 as it is: it runs once per seed
     assert flags["camel"] == ["--paper", "--llm-policy", str(guide)]
-    assert flags["camel_qbc_gwarm_noboot"] == ["--paper", "--guide-bc-coef", "0.4", "--guide-bootstrap", "--warmup-actions", "guide",
-                                               "--no-guide-bootstrap", "--llm-policy", str(guide)]  # fmt: skip
+    assert flags["camel_gwarm"] == ["--paper", "--warmup-actions", "guide", "--llm-policy", str(guide)]
     assert [run.exp_name for run in sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="plain"))] == ["camel"]
 
 
@@ -255,11 +254,14 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
     ({"RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
     ({"VARIANT": "full__actor"}, "VARIANT 'full__actor' must be letters and digits, joined by single _ . or -"),
     ({"VARIANT": "full actor"}, "VARIANT 'full actor': several variants must each be made of CAMEL\\+ levers' names .* full takes its flags from EXTRA_ARGS"),
-    ({"VARIANT": "qbc_gwarm ls25k"}, "ls25k takes its flags from EXTRA_ARGS, which would go to every run: sweep it on its own"),
-    ({"VARIANT": "qbc_gwarm plain qbc_gwarm"}, "VARIANT names a variant twice"),
-    ({"VARIANT": "qbc_gwarm prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
-    ({"VARIANT": "qbc plain", "CONDITIONS": "camel camel_qbc=/etc/hostname", "LLM_POLICY": "/etc/hostname"},
-     "two conditions of CONDITIONS and VARIANT would both be named camel_qbc: rename the NAME=FILE.py one"),
+    ({"VARIANT": "qbc_gwarm_noboot ls25k"}, "ls25k takes its flags from EXTRA_ARGS, which would go to every run: sweep it on its own"),
+    ({"VARIANT": "qbc_gwarm_noboot plain qbc_gwarm_noboot"}, "VARIANT names a variant twice"),
+    ({"VARIANT": "qbc_gwarm_noboot prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
+    ({"VARIANT": "qbc_gwarm"}, "the guide bootstrap \\(which qbc brings unless noboot follows\\) has left camel_td3.py; its runs were "
+                               "made with commit [0-9a-f]{7} or before. CAMEL\\+ is VARIANT=qbc_gwarm_noboot"),
+    ({"VARIANT": "boot_gwarm"}, "the guide bootstrap .* has left camel_td3.py"),
+    ({"VARIANT": "gwarm plain", "CONDITIONS": "camel camel_gwarm=/etc/hostname", "LLM_POLICY": "/etc/hostname"},
+     "two conditions of CONDITIONS and VARIANT would both be named camel_gwarm: rename the NAME=FILE.py one"),
 ])  # fmt: skip
 def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
     with pytest.raises(sweep.UsageError, match=message):
@@ -425,41 +427,31 @@ def test_a_variant_naming_a_retired_lever_is_refused_in_one_line(repo, tmp_path,
         sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="prop_gwarm"))
 
 
-def test_the_ablation_script_plans_camel_plus_each_part_removed_and_the_papers_camel():
-    env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper", "SEEDS": "11"}
-    result = subprocess.run(["bash", str(REPO / "scripts" / "ablation.sh")], capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr
-    starts = [line.split() for line in result.stdout.splitlines() if line.startswith("start")]
-    assert [words[1] for words in starts] == ["camel_qbc_gwarm", "camel_qbc_gwarm_noboot", "camel_boot_gwarm", "camel_qbc", "camel"]
-    assert result.stdout.count("== sweep") == 1  # one pool
-    flags = {words[1]: " ".join(words[5:]) for words in starts}
-    assert "--guide-bc-coef 0.4 --guide-bootstrap --warmup-actions guide" in flags["camel_qbc_gwarm"]
-    assert flags["camel_qbc_gwarm_noboot"].endswith("--no-guide-bootstrap --llm-policy policies/hopper.py --torch-threads 1")
-    assert "--guide-bc-coef" not in flags["camel_boot_gwarm"] and "--warmup-actions" not in flags["camel_qbc"]
-    assert "--paper --llm-policy policies/hopper.py" in flags["camel"] and "--total-timesteps 100000" in flags["camel"]
-
-
 def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_the_one_named():
     env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper"}
     screen = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
     assert screen.returncode == 0, screen.stderr
     starts = [line.split() for line in screen.stdout.splitlines() if line.startswith("start")]
     assert [(words[1], words[3]) for words in starts] == [(v, s) for s in ["11", "12", "13"]
-                                                          for v in ["camel_qbc_gwarm_cu2", "camel_qbc_gwarm_ln", "camel_qbc_gwarm_cu2_ln"]]  # fmt: skip
+                                                          for v in ["camel_qbc_gwarm_noboot_cu2", "camel_qbc_gwarm_noboot_ln",
+                                                                    "camel_qbc_gwarm_noboot_cu2_ln"]]  # fmt: skip
     assert screen.stdout.count("== sweep") == 1  # one pool: no core waits for a variant's last seed
     flags = {words[1]: " ".join(words[5:]) for words in starts}
-    assert "--critic-updates-per-step 2" in flags["camel_qbc_gwarm_cu2"] and "--critic-layer-norm" not in flags["camel_qbc_gwarm_cu2"]
-    assert "--critic-layer-norm" in flags["camel_qbc_gwarm_ln"] and "--critic-updates-per-step" not in flags["camel_qbc_gwarm_ln"]
-    assert "--critic-updates-per-step 2 --critic-layer-norm" in flags["camel_qbc_gwarm_cu2_ln"]
+    cu2, ln, both = (flags[f"camel_qbc_gwarm_noboot_{v}"] for v in ("cu2", "ln", "cu2_ln"))
+    assert "--guide-bc-coef 0.4 --warmup-actions guide --critic-updates-per-step 2 --llm-policy" in cu2 and "--critic-layer-norm" not in cu2
+    assert "--critic-layer-norm" in ln and "--critic-updates-per-step" not in ln and "--guide-bootstrap" not in both
+    assert "--critic-updates-per-step 2 --critic-layer-norm" in both
     confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120,
-                             env={**env, "CONFIRM": "qbc_gwarm_ln"})  # fmt: skip
+                             env={**env, "CONFIRM": "qbc_gwarm_noboot_ln"})  # fmt: skip
     starts = [line.split() for line in confirm.stdout.splitlines() if line.startswith("start")]
-    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for s in range(16, 21) for v in ["camel_qbc_gwarm", "camel_qbc_gwarm_ln"]]
+    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for s in range(16, 21) for v in ["camel_qbc_gwarm_noboot",
+                                                                                                       "camel_qbc_gwarm_noboot_ln"]]
     wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120, env={**env, "CONFIRM": "cu3"})
-    assert wrong.returncode == 2 and wrong.stderr.strip() == "error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_cu2 qbc_gwarm_ln qbc_gwarm_cu2_ln"
+    assert wrong.returncode == 2 and wrong.stderr.strip() == ("error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_noboot_cu2 "
+                                                              "qbc_gwarm_noboot_ln qbc_gwarm_noboot_cu2_ln")
 
 
-@pytest.mark.parametrize("script", ["ablation.sh", "probe.sh", "quickstart.sh", "figures.sh", "train_expert.sh"])
+@pytest.mark.parametrize("script", ["probe.sh", "quickstart.sh", "figures.sh", "train_expert.sh"])
 def test_a_scripts_help_is_its_whole_header_comment(script):
     text = (SCRIPTS / script).read_text().splitlines()
     header = [line[2:] for line in itertools.takewhile(lambda line: line.startswith("#"), text[1:])]
@@ -492,7 +484,7 @@ def test_more_workers_than_cores_is_said_before_the_runs(tmp_path):
     assert "note: WORKERS" not in fits.stdout
 
 
-@pytest.mark.parametrize("variant", ["qbc_gwarm", "plain prop_gwarm"])
+@pytest.mark.parametrize("variant", ["qbc_gwarm_noboot", "plain prop_gwarm"])
 def test_camel_plus_levers_on_the_sac_trainer_are_refused_not_run_as_the_paper(repo, tmp_path, variant):
     (repo / "camel_sac.py").write_text("")
     lever = variant.split()[-1]
