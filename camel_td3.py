@@ -29,7 +29,7 @@ import torch.optim as optim
 import tyro
 
 from camel_utils import fast_update
-from camel_utils.conditions import saved_before_the_bootstrap_left
+from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, ran_guide_bootstrap
 from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
 from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
@@ -179,7 +179,8 @@ class Args:
     # levers that left the trainer (docs/design.md): their value in this version, and the last commit that had them; a
     # run saved with another value cannot be resumed by this version
     RETIRED = {"guide_proposal": (False, "6abd027"), "guide_bc_fade": (False, "6abd027"), "guide_bc_q_filter": (True, "6abd027"),
-               "averaged_actor_rate": (0.0, "6abd027"), "keep_best_actor": (False, "6abd027"), "guide_bootstrap": (False, "4b0bd79")}
+               "averaged_actor_rate": (0.0, "6abd027"), "keep_best_actor": (False, "6abd027"),
+               "guide_bootstrap": (False, BOOTSTRAP_LAST_COMMIT)}
 
     @staticmethod
     def values_before_saved(saved):
@@ -191,8 +192,7 @@ class Args:
         if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
             before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
             values = {**before_paper, **values}
-        if saved_before_the_bootstrap_left(saved):  # and before it had a flag, if it lacks one
-            values.setdefault("guide_bootstrap", values["guide_bc_coef"] > 0)  # so such a run is refused below
+        values["guide_bootstrap"] = ran_guide_bootstrap(values)  # a run that did is refused below
         inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
         used = [name for name, (value, _) in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
         if used:

@@ -68,6 +68,12 @@ VARIANT_LABELS = {
 BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
 
 
+def name_has_bootstrap(parts):
+    """Whether the levers of a name (its parts, as VARIANT_LABELS names them) include the guide bootstrap: qbc or
+    boot, unless noboot turns it off."""
+    return any(part in ("qbc", "boot") for part in parts) and "noboot" not in parts
+
+
 def variant_flags(variant):
     """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm_noboot, CAMEL+: the Q-filtered
     guide BC's and the guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives.
@@ -79,7 +85,7 @@ def variant_flags(variant):
     if retired and retired[0] != "boot":
         raise ValueError(f"VARIANT {variant}: {retired[0]} ({VARIANT_LABELS[retired[0]][1]}) has left camel_td3.py; "
                          "its runs were made with commit 6abd027")  # fmt: skip
-    if retired or ("qbc" in parts and "noboot" not in parts):
+    if retired or name_has_bootstrap(parts):
         raise ValueError(f"VARIANT {variant}: the guide bootstrap (which qbc brings unless noboot follows) has left "
                          f"camel_td3.py; its runs were made with commit {BOOTSTRAP_LAST_COMMIT} or before. CAMEL+ is "
                          "VARIANT=qbc_gwarm_noboot")  # fmt: skip
@@ -171,7 +177,7 @@ def levers_label(guide, levers):
     alone)."""
     guide_label = GUIDE_LABELS[guide]
     if not any(lever in ("prop", "bc") for lever in levers):
-        bootstrap = any(lever in ("qbc", "boot") for lever in levers) and "noboot" not in levers
+        bootstrap = name_has_bootstrap(levers)
         parts = {"guide BC": "qbc" in levers, "guide warm-up": "gwarm" in levers}
         if sum(parts.values()) + bootstrap >= 2:
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
@@ -213,24 +219,27 @@ CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus two parts: Q-filte
 CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "warmup_actions": ("uniform", "guide warm-up")}
 # a part that has left the default and the trainer, which runs saved before then may have used
 RETIRED_PARTS = {"guide_bootstrap": (False, "guide bootstrap")}
-
-
-def saved_before_the_bootstrap_left(args):
-    """Whether a camel_td3.py run's saved arguments (a dict) come from a version that had the guide bootstrap: it
-    saved the levers that left with it or before (the guide proposal, fading and unfiltered guide BC); a run without a
-    --guide-bootstrap of its own then bootstrapped wherever guide BC kept the guide's actions."""
-    return any(name in args for name in ("guide_proposal", "guide_bc_fade", "guide_bc_q_filter"))
 # and for the probe beside them, not part of the default (docs/design.md)
 PROBES = {"critic_updates_per_step": (1, "{} critic updates per step"), "critic_layer_norm": (False, "critic layer norm")}
+
+
+def ran_guide_bootstrap(args):
+    """Whether a camel_td3.py run with these saved arguments (a dict) trained with the guide bootstrap: its own
+    --guide-bootstrap where it saved one; before the flag (a version that saved the guide proposal and fading or
+    unfiltered guide BC, which left with or before it) wherever guide BC or the guide proposal kept the guide's
+    actions; never since it left."""
+    if "guide_bootstrap" in args:
+        return bool(args["guide_bootstrap"])
+    if any(name in args for name in ("guide_proposal", "guide_bc_fade", "guide_bc_q_filter")):
+        return bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal"))
+    return False
 
 
 def camel_plus_parts(args):
     """The names of CAMEL+'s parts (and of the retired guide bootstrap), then of the probes, that a camel_td3.py run with
     these arguments (a dict) used. A run saved before --guide-bootstrap had a flag bootstrapped from the guide wherever
     it kept the guide's actions, which guide BC (or the guide proposal) made it do."""
-    args = dict(args)
-    if saved_before_the_bootstrap_left(args):
-        args.setdefault("guide_bootstrap", bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal")))
+    args = {**args, "guide_bootstrap": ran_guide_bootstrap(args)}
     parts = [name for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items() if args.get(arg) not in (paper, None)]
     probes = [name.format(args[arg]) for arg, (default, name) in PROBES.items() if args.get(arg) not in (default, None)]
     return parts, probes

@@ -321,8 +321,8 @@ class GuideTimeout(Exception):
 
 
 class Guide:
-    """A guide g(s) as training calls it, once per masked step (CAMEL+: once per step, for guide BC, the guide
-    bootstrap and the guide warm-up), whatever its source (an LLM-written file, an expert actor, random actions).
+    """A guide g(s) as training calls it, once per masked step (CAMEL+: once per step, for guide BC and the guide
+    warm-up), whatever its source (an LLM-written file, an expert actor, random actions).
     Never raises: a bad call returns None, and the caller leaves that step unmasked.
 
     `policy` is the raw function obs -> normalised action. Counts every call (`calls`), failed calls (`failures`,
