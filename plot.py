@@ -90,7 +90,7 @@ from camel_utils.results.export import export_runs, listing, plural
 from camel_utils.results.figures import draw_figure
 from camel_utils.results.guides import other_guides, read_guide_returns
 from camel_utils.results.runs import exported_runs, load_runs, mixed_settings
-from camel_utils.results.tables import format_steps, results_markdown, run_list
+from camel_utils.results.tables import format_steps, results_markdown, run_list, summary_markdown
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
@@ -133,6 +133,9 @@ class Args:
     """the TensorBoard scalar to plot"""
     seed: int = 0
     """seed of the random generator of a sampled permutation test (more than 100,000 splits)"""
+    summary: bool = False
+    """also put one table of every env's final return at the head of {name}.md (a row per condition, a column per
+    env, with the difference from the baseline), for a question asked of several envs at once"""
 
 
 @dataclass
@@ -303,6 +306,9 @@ def main(args):
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
     draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, skip_guides)
     markdown = results_markdown(groups, envs, conditions, label, guides, args.baseline, args.tag, args.steps, args.seed, skip_guides)
+    if args.summary:  # after the table's first line, which says what the numbers are
+        head, rest = markdown.split("\n", 1)
+        markdown = head + "\n\n" + summary_markdown(groups, envs, conditions, label, args.baseline, args.seed) + rest
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
     with open(table_path, "w") as f:
         f.write(markdown)

@@ -96,13 +96,7 @@ figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
 # paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
-                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm
-# the open probe (issue 36, scripts/probe.sh): two critic updates per step (cu2) and critic layer norm (ln), apart and
-# together, added to CAMEL+, the LLM-written guides, the screen's seeds 11-13 beside CAMEL+'s own runs on them
-figure probe      "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln camel_qbc_gwarm_noboot_cu2_ln" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
-                  --conditions camel_qbc_gwarm_noboot camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln camel_qbc_gwarm_noboot_cu2_ln \
-                  --seeds camel_qbc_gwarm_noboot=11-13 --seeds camel_qbc_gwarm_noboot_cu2=11-13 --seeds camel_qbc_gwarm_noboot_ln=11-13 \
-                  --seeds camel_qbc_gwarm_noboot_cu2_ln=11-13 --baseline camel_qbc_gwarm_noboot
+                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm --summary
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 

@@ -808,3 +808,27 @@ def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
     assert rows == ["| Hopper-v4 | baseline | TD3 | 1 | 100k | 1: 400 |",
                     "| Hopper-v4 | camel_qbc_gwarm_noboot | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
     assert "CPU model recorded by 1 of the 3 runs" in text and "Intel X" in text
+
+
+def test_summary_tables_every_envs_final_return_in_one_table_against_the_baseline(tmp_path):
+    runs = tmp_path / "runs"
+    steps = [1000, 2000]
+    finals = {("Hopper-v4", "baseline"): [100, 300], ("Hopper-v4", "camel"): [500, 900],
+              ("Walker2d-v4", "baseline"): [200, 400], ("Walker2d-v4", "camel"): [100, 500], ("Walker2d-v4", "random"): [50, 70, 90]}  # fmt: skip
+    for (env_id, condition), values in finals.items():
+        for seed, value in enumerate(values, start=1):
+            write_run(runs, f"{env_id}__{condition}__{seed}", [(1000, 0.0), (2000, value)])
+    assert run_plot(runs, tmp_path / "out", "summary", True, "envs", ("Hopper-v4", "Walker2d-v4")) == 0
+    text = (tmp_path / "out" / "results.md").read_text()
+    head, first_env = text.split("### Hopper-v4")[0], text.split("### Hopper-v4")[1]
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split("|")] for r in head.splitlines() if r.startswith("| "))}
+    assert rows["condition"] == ["Hopper-v4", "Walker2d-v4"]
+    assert rows["TD3"] == ["200 [100, 300] (2)", "300 [200, 400] (2)"]
+    # camel's two seeds both above TD3's on Hopper: 1 of the 6 splits of 4 seeds into 2 and 2 is as far up, p = 2/6;
+    # on Walker2d its mean equals TD3's (300): every split is at least as far from 0 on one side or the other, p = 1
+    assert rows["paper's CAMEL, LLM-written guide"] == ["700 [500, 900] (2): +500, p=0.333", "300 [100, 500] (2): +0, p=1.000"]
+    # random: none on Hopper; 3 seeds all below both of TD3's on Walker2d: 1 of C(5, 2) = 10 splits, p = 0.2
+    assert rows["Random masking"] == ["—", "70 [50, 90] (3): -230, p=0.200"]
+    # the per-env tables follow, as without --summary
+    assert "| TD3 |" in first_env and "final return against TD3" in first_env
+    assert text.splitlines()[0].startswith("Episodic return (unmasked evaluation)")

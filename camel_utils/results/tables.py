@@ -176,6 +176,35 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
     return "\n".join(lines)
 
 
+def summary_markdown(groups, envs, conditions, label, baseline, seed=0):
+    """One table of every env's final return (at its table's last step: the last step all its runs reached), a row
+    per condition and a column per env: mean [lowest, highest] (seeds), then the difference of the means from the
+    baseline run at the same training settings and the permutation test's p, as in each env's own table below it."""
+    lines = ["| condition | " + " | ".join(envs) + " |", "|---|" + "---|" * len(envs)]
+    for condition in [c for c in conditions if any((e, c) in groups for e in envs)]:
+        cells = []
+        for env_id in envs:
+            if (env_id, condition) not in groups:
+                cells.append("—")
+                continue
+            env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
+            final_step = default_steps(env_runs)[-1]
+            finals = final_values(groups[(env_id, condition)], final_step)
+            cell = f"{np.mean(finals):.0f} [{min(finals):.0f}, {max(finals):.0f}] ({len(finals)})" if finals else "—"
+            reference, _ = reference_baseline(env_id, condition, baseline, groups)
+            if finals and reference is not None and reference != condition:
+                reference_finals = final_values(groups[(env_id, reference)], final_step)
+                if len(finals) >= 2 and len(reference_finals) >= 2:
+                    p_value = permutation_p_value(finals, reference_finals, seed)
+                    cell += f": {np.mean(finals) - np.mean(reference_finals):+.0f}, p={p_value:.3f}"
+                    cell += "" if reference == baseline else f" against {label(reference)}"
+            cells.append(cell)
+        lines.append(f"| {label(condition)} | " + " | ".join(cells) + " |")
+    note = (f"Final return: mean [lowest, highest] (seeds) at each env's last step that all its runs reached; then the "
+            f"difference of the means from {label(baseline)} and the two-sided p of a permutation test over the seeds.")
+    return "\n".join(lines + ["", note, ""])
+
+
 # ---- Tables quoted in a document
 # a table a document quotes; empty between the two marks where a new table is placed, before figures.sh first fills it
 QUOTED_TABLE = re.compile(r"<!-- table:(\w+) -->\n(?:(.*?)\n)?<!-- /table:\1 -->", flags=re.S)
