@@ -308,7 +308,7 @@ def main(args):
     markdown = results_markdown(groups, envs, conditions, label, guides, args.baseline, args.tag, args.steps, args.seed, skip_guides)
     if args.summary:  # after the table's first line, which says what the numbers are
         head, rest = markdown.split("\n", 1)
-        markdown = head + "\n\n" + summary_markdown(groups, envs, conditions, label, args.baseline, args.seed) + rest
+        markdown = head + "\n\n" + summary_markdown(groups, envs, conditions, label, args.baseline, args.steps, args.seed) + rest
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
     with open(table_path, "w") as f:
         f.write(markdown)

@@ -812,7 +812,6 @@ def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
 
 def test_summary_tables_every_envs_final_return_in_one_table_against_the_baseline(tmp_path):
     runs = tmp_path / "runs"
-    steps = [1000, 2000]
     finals = {("Hopper-v4", "baseline"): [100, 300], ("Hopper-v4", "camel"): [500, 900],
               ("Walker2d-v4", "baseline"): [200, 400], ("Walker2d-v4", "camel"): [100, 500], ("Walker2d-v4", "random"): [50, 70, 90]}  # fmt: skip
     for (env_id, condition), values in finals.items():
@@ -832,3 +831,7 @@ def test_summary_tables_every_envs_final_return_in_one_table_against_the_baselin
     # the per-env tables follow, as without --summary
     assert "| TD3 |" in first_env and "final return against TD3" in first_env
     assert text.splitlines()[0].startswith("Episodic return (unmasked evaluation)")
+    # --steps moves the final step of every table, the summary's with them: at 1000 every run logged 0
+    assert run_plot(runs, tmp_path / "at1k", "summary", True, "envs", ("Hopper-v4",), "steps", (1000,)) == 0
+    head = (tmp_path / "at1k" / "results.md").read_text().split("### Hopper-v4")[0]
+    assert "| TD3 | 0 [0, 0] (2) |" in head and "| paper's CAMEL, LLM-written guide | 0 [0, 0] (2): +0, p=1.000 |" in head

@@ -110,6 +110,15 @@ def comparison_cells(env_id, condition, baseline, groups, final_step, label, not
 
 
 # ---- The table
+def table_steps(env_runs, steps_asked=()):
+    """The steps an env's table reports: those asked for that some run reached (else the longest run's last step),
+    or by default 25, 50, 75 and 100% of the last step every run reached; the last of them is the final step."""
+    if not steps_asked:
+        return default_steps(env_runs)
+    longest = max(run.steps[-1] for run in env_runs)
+    return [s for s in steps_asked if s <= longest] or [int(longest)]
+
+
 def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, skip_guides=frozenset()):
     """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
@@ -120,10 +129,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
         env_conditions = [c for c in conditions if (env_id, c) in groups]
         env_runs = [run for c in env_conditions for run in groups[(env_id, c)]]
         longest = max(run.steps[-1] for run in env_runs)
-        if steps_asked:
-            steps = [s for s in steps_asked if s <= longest] or [int(longest)]
-        else:
-            steps = default_steps(env_runs)
+        steps = table_steps(env_runs, steps_asked)
         final_step = steps[-1]
         grid = evaluation_grid(env_runs)  # for the mean over training: every run's steps, to their common last
         notes, sizes, references = Footnotes(), set(), []
@@ -176,8 +182,8 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
     return "\n".join(lines)
 
 
-def summary_markdown(groups, envs, conditions, label, baseline, seed=0):
-    """One table of every env's final return (at its table's last step: the last step all its runs reached), a row
+def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), seed=0):
+    """One table of every env's final return (at the last step of that env's own table), a row
     per condition and a column per env: mean [lowest, highest] (seeds), then the difference of the means from the
     baseline run at the same training settings and the permutation test's p, as in each env's own table below it."""
     lines = ["| condition | " + " | ".join(envs) + " |", "|---|" + "---|" * len(envs)]
@@ -188,7 +194,7 @@ def summary_markdown(groups, envs, conditions, label, baseline, seed=0):
                 cells.append("—")
                 continue
             env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
-            final_step = default_steps(env_runs)[-1]
+            final_step = table_steps(env_runs, steps_asked)[-1]
             finals = final_values(groups[(env_id, condition)], final_step)
             cell = f"{np.mean(finals):.0f} [{min(finals):.0f}, {max(finals):.0f}] ({len(finals)})" if finals else "—"
             reference, _ = reference_baseline(env_id, condition, baseline, groups)
@@ -200,7 +206,7 @@ def summary_markdown(groups, envs, conditions, label, baseline, seed=0):
                     cell += "" if reference == baseline else f" against {label(reference)}"
             cells.append(cell)
         lines.append(f"| {label(condition)} | " + " | ".join(cells) + " |")
-    note = (f"Final return: mean [lowest, highest] (seeds) at each env's last step that all its runs reached; then the "
+    note = (f"Final return: mean [lowest, highest] (seeds) at the last step of each env's table below; then the "
             f"difference of the means from {label(baseline)} and the two-sided p of a permutation test over the seeds.")
     return "\n".join(lines + ["", note, ""])
 
