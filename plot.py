@@ -134,8 +134,8 @@ class Args:
     seed: int = 0
     """seed of the random generator of a sampled permutation test (more than 100,000 splits)"""
     summary: bool = False
-    """also put one table of every env's final return at the head of {name}.md (a row per condition, a column per
-    env, with the difference from the baseline), for a question asked of several envs at once"""
+    """also put one table of every env's final return at the head of {name}.md,
+    a row per condition and a column per env, with the difference from the baseline (a question asked of several envs at once)"""
 
 
 @dataclass
