@@ -55,13 +55,13 @@ def reference_baseline(env_id, condition, baseline, groups):
     return None, differences
 
 
-def against_baseline(finals, baseline_finals, seed=0):
-    """The cell comparing a condition's final returns with its baseline's: the difference of the means and the
-    permutation test's p; "—" with fewer than 2 seeds on either side."""
+def against_baseline(finals, baseline_finals, seed=0, decimals=1):
+    """The cell comparing a condition's final returns with its baseline's: the difference of the means (to
+    `decimals`) and the permutation test's p; "—" with fewer than 2 seeds on either side."""
     if len(finals) < 2 or len(baseline_finals) < 2:
         return "—"
     p_value = permutation_p_value(finals, baseline_finals, seed)
-    return f"{np.mean(finals) - np.mean(baseline_finals):+.1f}, p={p_value:.3f}"
+    return f"{np.mean(finals) - np.mean(baseline_finals):+.{decimals}f}, p={p_value:.3f}"
 
 
 class Footnotes:
@@ -186,6 +186,11 @@ def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), 
     """One table of every env's final return (at the last step of that env's own table), a row
     per condition and a column per env: mean [lowest, highest] (seeds), then the difference of the means from the
     baseline run at the same training settings and the permutation test's p, as in each env's own table below it."""
+    final_steps = {}  # each env's final step, that of its own table
+    for env_id in envs:
+        env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
+        if env_runs:
+            final_steps[env_id] = table_steps(env_runs, steps_asked)[-1]
     lines = ["| condition | " + " | ".join(envs) + " |", "|---|" + "---|" * len(envs)]
     for condition in [c for c in conditions if any((e, c) in groups for e in envs)]:
         cells = []
@@ -193,17 +198,13 @@ def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), 
             if (env_id, condition) not in groups:
                 cells.append("—")
                 continue
-            env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
-            final_step = table_steps(env_runs, steps_asked)[-1]
-            finals = final_values(groups[(env_id, condition)], final_step)
+            finals = final_values(groups[(env_id, condition)], final_steps[env_id])
             cell = f"{np.mean(finals):.0f} [{min(finals):.0f}, {max(finals):.0f}] ({len(finals)})" if finals else "—"
             reference, _ = reference_baseline(env_id, condition, baseline, groups)
             if finals and reference is not None and reference != condition:
-                reference_finals = final_values(groups[(env_id, reference)], final_step)
-                if len(finals) >= 2 and len(reference_finals) >= 2:
-                    p_value = permutation_p_value(finals, reference_finals, seed)
-                    cell += f": {np.mean(finals) - np.mean(reference_finals):+.0f}, p={p_value:.3f}"
-                    cell += "" if reference == baseline else f" against {label(reference)}"
+                versus = against_baseline(finals, final_values(groups[(env_id, reference)], final_steps[env_id]), seed, decimals=0)
+                if versus != "—":
+                    cell += f": {versus}" + ("" if reference == baseline else f" against {label(reference)}")
             cells.append(cell)
         lines.append(f"| {label(condition)} | " + " | ".join(cells) + " |")
     note = (f"Final return: mean [lowest, highest] (seeds) at the last step of each env's table below; then the "
