@@ -775,6 +775,17 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         assert f.read() == run_list(records), "docs/results/runs.md is stale: scripts/figures.sh"
 
 
+def committed_finals(env_id, condition, seeds):
+    """The final (100k-step) evaluation return of each committed run of condition on env_id, seed by seed."""
+    finals = []
+    for seed in seeds:
+        with open(os.path.join(REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json")) as f:
+            step, value = json.load(f)["curves"]["eval/episodic_return"][-1]
+        assert step == 100_000
+        finals.append(value)
+    return finals
+
+
 def test_readme_results_table_is_what_the_committed_runs_give():
     # the README's headline table is written by hand: each of its numbers must be the committed runs' mean final
     # return (100k steps, the seeds its text names) or the committed guide return, rounded once to a whole number
@@ -799,14 +810,60 @@ def test_readme_results_table_is_what_the_committed_runs_give():
             if seeds is None:
                 expected = guide_returns[env_id][condition]["return"]
             else:
-                finals = []
-                for seed in seeds:
-                    with open(os.path.join(REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json")) as f:
-                        step, value = json.load(f)["curves"]["eval/episodic_return"][-1]
-                    assert step == 100_000
-                    finals.append(value)
-                expected = float(np.mean(finals))
+                expected = float(np.mean(committed_finals(env_id, condition, seeds)))
             assert table[env_id][column] == f"{expected:.0f}", f"README: {env_id}, {column}"
+
+
+def test_claims_about_the_default_are_what_the_committed_runs_give():
+    # the rows of docs/results.md's claims table about CAMEL+ and the ablation are written by hand: their means, their
+    # differences and their p-values must be those of the committed runs (p as the table prints it: 3 decimals below
+    # 0.1, else 2 significant digits), and "separable" only where p < 0.05
+    with open(os.path.join(REPO, "docs", "results.md")) as f:
+        rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in f if line.startswith("| ")]
+
+    def row(start):
+        (found,) = [r for r in rows if r[0].startswith(start)]
+        return found
+
+    def p_text(p):
+        return f"{p:.3f}".rstrip("0").rstrip(".") if p < 0.1 else f"{p:.2g}"
+
+    def mean(env_id, condition, seeds):
+        return float(np.mean(committed_finals(env_id, condition, seeds)))
+
+    envs = {"Hopper": "Hopper-v4", "Walker2d": "Walker2d-v4", "Ant": "Ant-v4"}
+    default, plus_seeds = "camel_qbc_gwarm_noboot", range(11, 16)
+    for start, other, other_seeds in [("CAMEL+ (the default) ends above TD3", "baseline", range(1, 6)),
+                                      ("CAMEL+ ends above the paper's CAMEL", "camel", range(11, 16))]:
+        claim, numbers, _, ps, _ = row(start)
+        expected_numbers, expected_ps, separable = [], [], []
+        for short, env_id in envs.items():
+            others = [seed for seed in other_seeds if os.path.exists(os.path.join(
+                REPO, "docs", "results", "runs", f"{env_id}__{other}__{seed}.json"))]
+            plus, base = committed_finals(env_id, default, plus_seeds), committed_finals(env_id, other, others)
+            expected_numbers.append(f"{short} {np.mean(plus):.0f} against {np.mean(base):.0f}")
+            p = stats.permutation_p_value(plus, base)
+            expected_ps.append(p_text(p))
+            separable.append(p < 0.05)
+            assert np.mean(plus) > np.mean(base)  # "ends above" on every env
+        assert numbers == ", ".join(expected_numbers), start
+        assert ps == ", ".join(expected_ps), start
+        assert all(separable) == claim.endswith("separable on every env"), start
+
+    # the ablation's row: each part's cost is the difference of the means from the default of then, with its p
+    claim, numbers, _, ps, _ = row("What each part of the default of then")
+    parts = {"guide BC": "camel_boot_gwarm", "warm-up": "camel_qbc", "bootstrap": default}
+    order = ["Walker2d-v4", "Ant-v4", "Hopper-v4"]
+    for part, condition in parts.items():
+        diffs, p_values = [], []
+        for env_id in order:
+            seeds = [seed for seed in range(11, 16) if os.path.exists(os.path.join(
+                REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json"))]
+            old, cell = committed_finals(env_id, "camel_qbc_gwarm", range(11, 16)), committed_finals(env_id, condition, seeds)
+            diffs.append(f"{np.mean(cell) - np.mean(old):+.0f}".replace("-", "\u2212"))
+            p_values.append(p_text(stats.permutation_p_value(cell, old)))
+        assert f"{part} {', '.join(diffs)}" in numbers, part
+        assert f"{part} {', '.join(p_values)}" in ps, part
 
 
 def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
