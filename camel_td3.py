@@ -135,7 +135,7 @@ class Args:
     warmup_actions: Literal["uniform", "guide"] = "guide"
     """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
     uniform: uniform in the box, as the paper (--paper: uniform)"""
-    # probe: not part of the default (docs/design.md); more critic updates per step, kept stable by layer norm
+    # probe: under test, not part of the default (docs/results.md, "The probe"); more critic updates per step, layer norm
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
     more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
