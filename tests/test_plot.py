@@ -775,15 +775,30 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         assert f.read() == run_list(records), "docs/results/runs.md is stale: scripts/figures.sh"
 
 
+def committed_run(env_id, condition, seed):
+    return os.path.join(REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json")
+
+
+def committed_seeds(env_id, condition, seeds):
+    """Those of seeds whose run of condition on env_id is committed."""
+    return [seed for seed in seeds if os.path.exists(committed_run(env_id, condition, seed))]
+
+
 def committed_finals(env_id, condition, seeds):
     """The final (100k-step) evaluation return of each committed run of condition on env_id, seed by seed."""
     finals = []
     for seed in seeds:
-        with open(os.path.join(REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json")) as f:
+        with open(committed_run(env_id, condition, seed)) as f:
             step, value = json.load(f)["curves"]["eval/episodic_return"][-1]
         assert step == 100_000
         finals.append(value)
     return finals
+
+
+def markdown_table_rows(path):
+    """Every table row of a Markdown file, as its stripped cells."""
+    with open(path) as f:
+        return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in f if line.startswith("| ")]
 
 
 def test_readme_results_table_is_what_the_committed_runs_give():
@@ -796,8 +811,7 @@ def test_readme_results_table_is_what_the_committed_runs_give():
         "CAMEL+ + guide bootstrap": ("camel_qbc_gwarm", range(6, 11)),
         "LLM-written guide alone": ("camel", None),
     }
-    with open(os.path.join(REPO, "README.md")) as f:
-        rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in f if line.startswith("| ")]
+    rows = markdown_table_rows(os.path.join(REPO, "README.md"))
     header = next(row for row in rows if row[0] == "env")
     assert set(columns) <= set(header), f"the README's results table has the columns {header}"
     with open(os.path.join(REPO, "docs", "results", "guides.json")) as f:
@@ -818,8 +832,7 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
     # the rows of docs/results.md's claims table about CAMEL+ and the ablation are written by hand: their means, their
     # differences and their p-values must be those of the committed runs (p as the table prints it: 3 decimals below
     # 0.1, else 2 significant digits), and "separable" only where p < 0.05
-    with open(os.path.join(REPO, "docs", "results.md")) as f:
-        rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in f if line.startswith("| ")]
+    rows = markdown_table_rows(os.path.join(REPO, "docs", "results.md"))
 
     def row(start):
         (found,) = [r for r in rows if r[0].startswith(start)]
@@ -828,9 +841,6 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
     def p_text(p):
         return f"{p:.3f}".rstrip("0").rstrip(".") if p < 0.1 else f"{p:.2g}"
 
-    def mean(env_id, condition, seeds):
-        return float(np.mean(committed_finals(env_id, condition, seeds)))
-
     envs = {"Hopper": "Hopper-v4", "Walker2d": "Walker2d-v4", "Ant": "Ant-v4"}
     default, plus_seeds = "camel_qbc_gwarm_noboot", range(11, 16)
     for start, other, other_seeds in [("CAMEL+ (the default) ends above TD3", "baseline", range(1, 6)),
@@ -838,9 +848,8 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
         claim, numbers, _, ps, _ = row(start)
         expected_numbers, expected_ps, separable = [], [], []
         for short, env_id in envs.items():
-            others = [seed for seed in other_seeds if os.path.exists(os.path.join(
-                REPO, "docs", "results", "runs", f"{env_id}__{other}__{seed}.json"))]
-            plus, base = committed_finals(env_id, default, plus_seeds), committed_finals(env_id, other, others)
+            plus = committed_finals(env_id, default, plus_seeds)
+            base = committed_finals(env_id, other, committed_seeds(env_id, other, other_seeds))
             expected_numbers.append(f"{short} {np.mean(plus):.0f} against {np.mean(base):.0f}")
             p = stats.permutation_p_value(plus, base)
             expected_ps.append(p_text(p))
@@ -854,14 +863,13 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
     claim, numbers, _, ps, _ = row("What each part of the default of then")
     parts = {"guide BC": "camel_boot_gwarm", "warm-up": "camel_qbc", "bootstrap": default}
     order = ["Walker2d-v4", "Ant-v4", "Hopper-v4"]
+    old = {env_id: committed_finals(env_id, "camel_qbc_gwarm", range(11, 16)) for env_id in order}
     for part, condition in parts.items():
         diffs, p_values = [], []
         for env_id in order:
-            seeds = [seed for seed in range(11, 16) if os.path.exists(os.path.join(
-                REPO, "docs", "results", "runs", f"{env_id}__{condition}__{seed}.json"))]
-            old, cell = committed_finals(env_id, "camel_qbc_gwarm", range(11, 16)), committed_finals(env_id, condition, seeds)
-            diffs.append(f"{np.mean(cell) - np.mean(old):+.0f}".replace("-", "\u2212"))
-            p_values.append(p_text(stats.permutation_p_value(cell, old)))
+            cell = committed_finals(env_id, condition, committed_seeds(env_id, condition, range(11, 16)))
+            diffs.append(f"{np.mean(cell) - np.mean(old[env_id]):+.0f}".replace("-", "\u2212"))
+            p_values.append(p_text(stats.permutation_p_value(cell, old[env_id])))
         assert f"{part} {', '.join(diffs)}" in numbers, part
         assert f"{part} {', '.join(p_values)}" in ps, part
 
