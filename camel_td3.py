@@ -29,7 +29,7 @@ import torch.optim as optim
 import tyro
 
 from camel_utils import fast_update
-from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, ran_guide_bootstrap
+from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, LAYER_NORM_LAST_COMMIT, ran_guide_bootstrap
 from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
 from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
@@ -135,13 +135,10 @@ class Args:
     warmup_actions: Literal["uniform", "guide"] = "guide"
     """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
     uniform: uniform in the box, as the paper (--paper: uniform)"""
-    # probe: under test, not part of the default (docs/results.md, "The probe"); more critic updates per step, layer norm
+    # probe: under confirmation, not part of the default (docs/results.md, "The probe"): more critic updates per step
     critic_updates_per_step: int = 1
     """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
     more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
-    critic_layer_norm: bool = False
-    """layer norm after each hidden layer of the critics, before the ReLU (as MR.Q and TD7), for stable extra updates;
-    computed with the plain update (--fast-update applies to CleanRL's critic only)"""
 
     # bookkeeping: evaluations, checkpoints, resuming, the run folder, threads
     eval_frequency: int = 5000
@@ -180,7 +177,7 @@ class Args:
     # run saved with another value cannot be resumed by this version
     RETIRED = {"guide_proposal": (False, "6abd027"), "guide_bc_fade": (False, "6abd027"), "guide_bc_q_filter": (True, "6abd027"),
                "averaged_actor_rate": (0.0, "6abd027"), "keep_best_actor": (False, "6abd027"),
-               "guide_bootstrap": (False, BOOTSTRAP_LAST_COMMIT)}
+               "guide_bootstrap": (False, BOOTSTRAP_LAST_COMMIT), "critic_layer_norm": (False, LAYER_NORM_LAST_COMMIT)}
 
     @staticmethod
     def values_before_saved(saved):
@@ -311,18 +308,16 @@ class ReplayBuffer:
 
 # ALGO LOGIC: initialize agent here:
 class QNetwork(nn.Module):
-    def __init__(self, env, layer_norm=False):
+    def __init__(self, env):
         super().__init__()
         self.fc1 = nn.Linear(np.array(env.observation_space.shape).prod() + np.prod(env.action_space.shape), 256)
         self.fc2 = nn.Linear(256, 256)
         self.fc3 = nn.Linear(256, 1)
-        # the probe's --critic-layer-norm: normalise each hidden layer before its ReLU (nn.Identity: CleanRL's critic)
-        self.ln1, self.ln2 = (nn.LayerNorm(256), nn.LayerNorm(256)) if layer_norm else (nn.Identity(), nn.Identity())
 
     def forward(self, x, a):
         x = torch.cat([x, a], 1)
-        x = F.relu(self.ln1(self.fc1(x)))
-        x = F.relu(self.ln2(self.fc2(x)))
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
         x = self.fc3(x)
         return x
 
@@ -469,10 +464,10 @@ if __name__ == "__main__":
     # CAMEL: the masking-aware actor (a plain TD3 baseline keeps CleanRL's actor)
     masking_aware = args.masking_aware and guide is not None
     actor = Actor(env, masking_aware).to(device)
-    qf1 = QNetwork(env, args.critic_layer_norm).to(device)
-    qf2 = QNetwork(env, args.critic_layer_norm).to(device)
-    qf1_target = QNetwork(env, args.critic_layer_norm).to(device)
-    qf2_target = QNetwork(env, args.critic_layer_norm).to(device)
+    qf1 = QNetwork(env).to(device)
+    qf2 = QNetwork(env).to(device)
+    qf1_target = QNetwork(env).to(device)
+    qf2_target = QNetwork(env).to(device)
     target_actor = Actor(env, masking_aware).to(device)
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
@@ -480,7 +475,7 @@ if __name__ == "__main__":
     # SPEED (--fast-update, camel_utils/fast_update.py): the same update with the gradients written out, on both
     # critics as one batched pair; qf1 and qf2 stay the critics (their weights become views into the pair, so this
     # comes before the optimisers). The plain update, the one to read, is the one above
-    fast = args.fast_update and not args.compile and not args.critic_layer_norm
+    fast = args.fast_update and not args.compile
     if fast:
         fast_update.fuse_critics(qf1, qf2)
         fast_update.fuse_critics(qf1_target, qf2_target)

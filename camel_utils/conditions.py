@@ -17,8 +17,9 @@ every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot here):
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
              (VARIANT_LABELS), joined by _ in the order the flags are listed there: qbc_gwarm_noboot (CAMEL+),
-             qbc_gwarm_noboot_cu2_ln; the committed runs also hold qbc_gwarm (with the guide bootstrap, which has
-             left the trainer) and prop_gwarm (the sweep passes a VARIANT made of them with their flags)
+             qbc_gwarm_noboot_cu2; the committed runs also hold qbc_gwarm (with the guide bootstrap, which has
+             left the trainer), prop_gwarm and qbc_gwarm_noboot_ln (the sweep passes a VARIANT made of the levers in
+             the trainer with their flags)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -52,7 +53,8 @@ SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the s
 # Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer kept its
 # actions), so in the committed runs' names qbc brings the guide bootstrap and only qbc_..._noboot is guide BC without
 # it: the names keep their meaning. The guide bootstrap has left camel_td3.py (last at commit 4b0bd79), as have
-# prop and bc (last at commit 6abd027): their runs keep their labels, and a sweep can no longer run them.
+# prop and bc (last at commit 6abd027) and ln (RETIRED_LEVERS): their runs keep their labels, and a sweep can no longer
+# run them.
 VARIANT_LABELS = {
     "prop": (None, "guide proposal"),
     "bc": (None, "guide BC + guide bootstrap"),
@@ -61,11 +63,14 @@ VARIANT_LABELS = {
     "gwarm": ("--warmup-actions guide", "guide warm-up"),
     "noboot": ("", "no guide bootstrap"),
     "cu2": ("--critic-updates-per-step 2", "2 critic updates per step"),
-    "ln": ("--critic-layer-norm", "critic layer norm"),
+    "ln": (None, "critic layer norm"),
 }
 
 
 BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
+LAYER_NORM_LAST_COMMIT = "95415d5"  # the last commit of camel_td3.py with --critic-layer-norm (the probe's screen)
+# the last commit of camel_td3.py with each retired lever but the guide bootstrap (which qbc and boot bring)
+RETIRED_LEVERS = {"prop": "6abd027", "bc": "6abd027", "ln": LAYER_NORM_LAST_COMMIT}
 
 
 def name_has_bootstrap(parts):
@@ -84,7 +89,7 @@ def variant_flags(variant):
     retired = [part for part in parts if VARIANT_LABELS[part][0] is None]
     if retired and retired[0] != "boot":
         raise ValueError(f"VARIANT {variant}: {retired[0]} ({VARIANT_LABELS[retired[0]][1]}) has left camel_td3.py; "
-                         "its runs were made with commit 6abd027")  # fmt: skip
+                         f"its runs were made with commit {RETIRED_LEVERS[retired[0]]}")  # fmt: skip
     if retired or name_has_bootstrap(parts):
         raise ValueError(f"VARIANT {variant}: the guide bootstrap (which qbc brings unless noboot follows) has left "
                          f"camel_td3.py; its runs were made with commit {BOOTSTRAP_LAST_COMMIT} or before. CAMEL+ is "

@@ -96,12 +96,18 @@ figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
 # paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
-                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --baseline camel_qbc_gwarm --summary
-# the probe (issue 36): CAMEL+ with two critic updates per step (cu2), critic layer norm (ln) and both, the
+                  --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --seeds camel_qbc_gwarm_noboot=11-15 \
+                  --baseline camel_qbc_gwarm --summary
+# the probe's screen (issue 36): CAMEL+ with two critic updates per step (cu2), critic layer norm (ln) and both, the
 # LLM-written guides, seeds 11-13, beside CAMEL+'s own runs on those seeds (the ablation's)
 figure probe      "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln camel_qbc_gwarm_noboot_cu2_ln" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm_noboot camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln \
-                  camel_qbc_gwarm_noboot_cu2_ln --seeds camel_qbc_gwarm_noboot=11-13 --baseline camel_qbc_gwarm_noboot --summary
+                  camel_qbc_gwarm_noboot_cu2_ln --seeds camel_qbc_gwarm_noboot=11-13 --seeds camel_qbc_gwarm_noboot_cu2=11-13 \
+                  --baseline camel_qbc_gwarm_noboot --summary
+# its confirmation: cu2, which passed the screen, beside CAMEL+ on fresh seeds 16-20 (scripts/probe.sh)
+figure probe_confirm "camel_qbc_gwarm_noboot_cu2" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+                  --conditions camel_qbc_gwarm_noboot camel_qbc_gwarm_noboot_cu2 --seeds camel_qbc_gwarm_noboot=16-20 \
+                  --seeds camel_qbc_gwarm_noboot_cu2=16-20 --baseline camel_qbc_gwarm_noboot --summary
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 

@@ -1,7 +1,7 @@
 """camel_td3.py's CAMEL+, the default: its two parts beyond the paper, each set by its own flag (Q-filtered guide BC,
 --guide-bc-coef; the guide warm-up, --warmup-actions guide), the critics' target TD3's with guide BC on, the probe
-beside them (--critic-updates-per-step, --critic-layer-norm), and --paper, every part off, which is the paper's CAMEL,
-also for a run saved before --paper existed; a run saved with a lever that has left the trainer (the guide bootstrap
+beside them (--critic-updates-per-step), and --paper, every part off, which is the paper's CAMEL, also for a run saved
+before --paper existed; a run saved with a lever that has left the trainer (the guide bootstrap and critic layer norm
 among them) is refused."""
 
 from copy import deepcopy as copy_module
@@ -227,9 +227,10 @@ def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
     paper = cli_args(camel_td3.Args, ["--paper"])
     assert (paper.guide_bc_coef, paper.warmup_actions) == (0.0, "uniform")
     for args in (default, paper):  # the probe, a speed-for-samples trade, is off either way
-        assert args.critic_updates_per_step == 1 and args.critic_layer_norm is False
+        assert args.critic_updates_per_step == 1
     # the levers that lost or only watched have left the trainer (docs/design.md has their numbers)
-    retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor", "guide_bootstrap"}
+    retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor", "guide_bootstrap",
+               "critic_layer_norm"}  # fmt: skip
     assert not retired & set(vars(default)) and set(camel_td3.Args.RETIRED) == retired
     # a lever flag beside --paper still applies (the sweep runs a variant so)
     beside = cli_args(camel_td3.Args, ["--paper", "--warmup-actions", "guide"])
@@ -251,39 +252,17 @@ def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     assert result.stdout.startswith("run r: Hopper-v4, TD3, steps 0-")
 
 
-def test_critic_layer_norm_normalises_each_hidden_layer_before_its_relu(hopper):
-    torch.manual_seed(0)
-    qf = QNetwork(hopper, layer_norm=True)
-    with torch.no_grad():  # layer norm's scale and shift away from their initial 1 and 0, so that they count
-        for ln in (qf.ln1, qf.ln2):
-            ln.weight.uniform_(0.5, 1.5)
-            ln.bias.uniform_(-0.1, 0.1)
-    obs, action = torch.randn(5, 11), torch.rand(5, 3) * 2 - 1
-
-    def norm(h, ln):  # by hand: (h - mean) / sqrt(var + 1e-5) * weight + bias, over the 256 units of each row
-        mean, var = h.mean(1, keepdim=True), h.var(1, unbiased=False, keepdim=True)
-        return (h - mean) / torch.sqrt(var + 1e-5) * ln.weight + ln.bias
-
-    with torch.no_grad():
-        h1 = torch.relu(norm(torch.cat([obs, action], 1) @ qf.fc1.weight.T + qf.fc1.bias, qf.ln1))
-        h2 = torch.relu(norm(h1 @ qf.fc2.weight.T + qf.fc2.bias, qf.ln2))
-        torch.testing.assert_close(qf(obs, action), h2 @ qf.fc3.weight.T + qf.fc3.bias)
-    plain = QNetwork(hopper)  # without the flag: CleanRL's critic, the same parameters and nothing else
-    assert [name for name, _ in plain.named_parameters()] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"]
-
-
 def test_more_critic_updates_per_step_step_the_critics_that_many_times_and_the_actor_as_before(workdir):
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     learning_starts = 300
     checkpoint = stop_after_first_checkpoint(workdir, [
-        "--llm-policy", "g.py", "--critic-updates-per-step", "3", "--critic-layer-norm", "--total-timesteps", "100000",
+        "--llm-policy", "g.py", "--critic-updates-per-step", "3", "--total-timesteps", "100000",
         "--learning-starts", str(learning_starts), "--batch-size", "32", "--checkpoint-frequency", "500",
         "--eval-frequency", "100000"], "u")  # fmt: skip
     next_step = checkpoint["global_step"]  # steps 0 .. next_step - 1 ran; those after learning-starts updated
     update_steps = range(learning_starts + 1, next_step)
     assert checkpoint["q_optimizer"]["state"][0]["step"].item() == 3 * len(update_steps)
     assert checkpoint["actor_optimizer"]["state"][0]["step"].item() == sum(1 for step in update_steps if step % 2 == 0)
-    assert {"ln1.weight", "ln2.bias"} <= set(checkpoint["qf1"]) and {"ln1.weight", "ln2.bias"} <= set(checkpoint["qf2_target"])
 
 
 def test_zero_critic_updates_per_step_is_refused_with_one_line(workdir):
@@ -342,6 +321,20 @@ def test_a_run_saved_with_a_retired_lever_is_refused_with_the_commit_that_can_re
     flag = ("--no-" if value is False else "--") + lever.replace("_", "-")
     assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used {flag}, which left camel_td3.py after commit "
                                                "6abd027; resume it with that commit (git checkout 6abd027)")
+
+
+def test_a_run_saved_with_critic_layer_norm_is_refused_with_the_last_commit_that_had_it_and_one_without_resumes(tmp_path, capsys):
+    saved = {**vars(cli_args(camel_td3.Args, ["--seed", "3", "--critic-updates-per-step", "2"])), "critic_layer_norm": True}
+    torch.save({"args": saved, "counters": {}}, tmp_path / "checkpoint.pt")
+    with pytest.raises(SystemExit) as stop:
+        resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used --critic-layer-norm, which left camel_td3.py "
+                                               "after commit 95415d5; resume it with that commit (git checkout 95415d5)")
+    # saved without it (the probe's cu2 runs), the run resumes with its own settings
+    torch.save({"args": {**saved, "critic_layer_norm": False}, "counters": {}}, tmp_path / "checkpoint.pt")
+    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
+    assert (args.seed, args.critic_updates_per_step) == (3, 2) and "critic_layer_norm" not in vars(args)
 
 
 @pytest.mark.parametrize("saved", [

@@ -829,9 +829,9 @@ def test_readme_results_table_is_what_the_committed_runs_give():
 
 
 def test_claims_about_the_default_are_what_the_committed_runs_give():
-    # the rows of docs/results.md's claims table about CAMEL+ and the ablation are written by hand: their means, their
-    # differences and their p-values must be those of the committed runs (p as the table prints it: 3 decimals below
-    # 0.1, else 2 significant digits), and "separable" only where p < 0.05
+    # the rows of docs/results.md's claims table about CAMEL+, the ablation and the probe are written by hand: their
+    # means, their differences and their p-values must be those of the committed runs (p as the table prints it: 3
+    # decimals below 0.1, else 2 significant digits), and "separable" only where p < 0.05
     rows = markdown_table_rows(os.path.join(REPO, "docs", "results.md"))
 
     def row(start):
@@ -872,6 +872,25 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
             p_values.append(p_text(stats.permutation_p_value(cell, old[env_id])))
         assert f"{part} {', '.join(diffs)}" in numbers, part
         assert f"{part} {', '.join(p_values)}" in ps, part
+
+    # the probe's screen: each variant's mean final return over seeds 11-13, CAMEL+'s on the same seeds, each p, and
+    # the claim's words: 2 critic updates above on every env, layer norm (alone or with them) on Walker2d-v4 only,
+    # nothing separable
+    claim, numbers, _, ps, _ = row("Of the probe's levers on CAMEL+")
+    screen_seeds = range(11, 14)
+    plus = {env_id: committed_finals(env_id, default, screen_seeds) for env_id in envs.values()}
+    assert numbers.endswith("; CAMEL+ " + ", ".join(f"{np.mean(plus[env_id]):.0f}" for env_id in envs.values()))
+    variants = {"2 critic updates": "cu2", "layer norm": "ln", "both": "cu2_ln"}
+    for i, (part, variant) in enumerate(variants.items()):
+        finals = {env_id: committed_finals(env_id, f"{default}_{variant}", screen_seeds) for env_id in envs.values()}
+        means = [f"{np.mean(finals[env_id]):.0f}" for env_id in envs.values()]
+        named = [f"{short} {mean}" for short, mean in zip(envs, means)] if i == 0 else means  # the first names the envs
+        assert f"{part}: {', '.join(named)};" in numbers, part
+        p_values = [stats.permutation_p_value(finals[env_id], plus[env_id]) for env_id in envs.values()]
+        assert f"{part}: {', '.join(p_text(p) for p in p_values)}" in ps, part
+        assert min(p_values) >= 0.05, part
+        above = [np.mean(finals[env_id]) > np.mean(plus[env_id]) for env_id in envs.values()]
+        assert above == ([True, True, True] if variant == "cu2" else [False, True, False]), part
 
 
 def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):

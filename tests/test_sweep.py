@@ -427,28 +427,26 @@ def test_a_variant_naming_a_retired_lever_is_refused_in_one_line(repo, tmp_path,
         sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="prop_gwarm"))
 
 
-def test_the_probe_script_screens_cu2_and_ln_apart_and_together_then_confirms_the_one_named():
+def test_a_variant_naming_critic_layer_norm_is_refused_with_the_commit_that_ran_it(repo, tmp_path, guide):
+    with pytest.raises(sweep.UsageError, match=r"^error: VARIANT qbc_gwarm_noboot_cu2_ln: ln \(critic layer norm\) has left "
+                                               r"camel_td3.py; its runs were made with commit 95415d5$"):  # fmt: skip
+        sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_gwarm_noboot_cu2_ln"))
+
+
+def test_the_probe_script_confirms_cu2_beside_camel_plus_on_seeds_16_to_20():
     env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper"}
-    screen = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
-    assert screen.returncode == 0, screen.stderr
-    starts = [line.split() for line in screen.stdout.splitlines() if line.startswith("start")]
-    assert [(words[1], words[3]) for words in starts] == [(v, s) for s in ["11", "12", "13"]
-                                                          for v in ["camel_qbc_gwarm_noboot_cu2", "camel_qbc_gwarm_noboot_ln",
-                                                                    "camel_qbc_gwarm_noboot_cu2_ln"]]  # fmt: skip
-    assert screen.stdout.count("== sweep") == 1  # one pool: no core waits for a variant's last seed
-    flags = {words[1]: " ".join(words[5:]) for words in starts}
-    cu2, ln, both = (flags[f"camel_qbc_gwarm_noboot_{v}"] for v in ("cu2", "ln", "cu2_ln"))
-    assert "--guide-bc-coef 0.4 --warmup-actions guide --critic-updates-per-step 2 --llm-policy" in cu2 and "--critic-layer-norm" not in cu2
-    assert "--critic-layer-norm" in ln and "--critic-updates-per-step" not in ln and "--guide-bootstrap" not in both
-    assert "--critic-updates-per-step 2 --critic-layer-norm" in both
-    confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120,
-                             env={**env, "CONFIRM": "qbc_gwarm_noboot_ln"})  # fmt: skip
+    confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
+    assert confirm.returncode == 0, confirm.stderr
+    assert confirm.stdout.count("== sweep") == 1  # one pool: no core waits for a condition's last seed
     starts = [line.split() for line in confirm.stdout.splitlines() if line.startswith("start")]
     assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for s in range(16, 21) for v in ["camel_qbc_gwarm_noboot",
-                                                                                                       "camel_qbc_gwarm_noboot_ln"]]
-    wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, timeout=120, env={**env, "CONFIRM": "cu3"})
-    assert wrong.returncode == 2 and wrong.stderr.strip() == ("error: CONFIRM=cu3 is not one of the probe's variants: qbc_gwarm_noboot_cu2 "
-                                                              "qbc_gwarm_noboot_ln qbc_gwarm_noboot_cu2_ln")
+                                                                                                       "camel_qbc_gwarm_noboot_cu2"]]
+    flags = {words[1]: " ".join(words[5:]) for words in starts}
+    assert "--guide-bc-coef 0.4 --warmup-actions guide --llm-policy" in flags["camel_qbc_gwarm_noboot"]
+    assert "--guide-bc-coef 0.4 --warmup-actions guide --critic-updates-per-step 2 --llm-policy" in flags["camel_qbc_gwarm_noboot_cu2"]
+    wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh"), "cu2"], capture_output=True, text=True, env=env, timeout=120)
+    assert wrong.returncode == 2 and wrong.stderr.strip() == ("error: scripts/probe.sh takes no arguments: its settings are SEEDS, ENVS "
+                                                              "and those of scripts/sweep.sh (see --help)")
 
 
 @pytest.mark.parametrize("script", ["probe.sh", "quickstart.sh", "figures.sh", "train_expert.sh"])
