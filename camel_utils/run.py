@@ -73,8 +73,15 @@ def parse_args(args_class, script, positive=(), min_mask_width=None):
 def cli_args(args_class, argv=None):
     """tyro's reading of the command line (argv: sys.argv[1:]). A trainer whose Args has PAPER_VALUES takes them as
     its defaults when the command says --paper (the last of --paper and --no-paper), so that a lever flag given beside
-    --paper still applies."""
+    --paper still applies. A flag of a lever that has left the trainer (Args.RETIRED) is refused with its last commit."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    for arg in argv:  # a lever that has left the trainer (Args.RETIRED): say where it still is, not just "unrecognized"
+        flag = arg.split("=", 1)[0]
+        name = flag.removeprefix("--").removeprefix("no-").replace("-", "_")
+        if flag.startswith("--") and name in getattr(args_class, "RETIRED", {}):
+            commit = args_class.RETIRED[name][1]
+            raise UsageError(f"{flag} left this trainer after commit {commit} (docs/design.md, \"The levers\", has its "
+                             f"numbers); run it with that commit (git checkout {commit})")  # fmt: skip
     paper_flags = [arg for arg in argv if arg in ("--paper", "--no-paper")]
     paper_values = getattr(args_class, "PAPER_VALUES", None)
     default = args_class(paper=True, **paper_values) if paper_values and paper_flags[-1:] == ["--paper"] else args_class()

@@ -310,6 +310,21 @@ def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
     assert (args.paper, args.guide_bc_coef, args.warmup_actions) == (False, 0.4, "guide")
 
 
+@pytest.mark.parametrize("argv, flag, commit", [
+    (["--critic-layer-norm"], "--critic-layer-norm", "95415d5"),
+    (["--seed", "3", "--no-guide-bc-q-filter"], "--no-guide-bc-q-filter", "6abd027"),
+    (["--averaged-actor-rate=0.001"], "--averaged-actor-rate", "6abd027"),
+    (["--guide-bootstrap", "--paper"], "--guide-bootstrap", "4b0bd79"),
+])  # fmt: skip
+def test_a_retired_lever_on_the_command_line_is_refused_with_its_last_commit(argv, flag, commit, capsys):
+    # one line naming the commit that still runs it, rather than tyro's "unrecognized options" box
+    with pytest.raises(SystemExit) as stop:
+        cli_args(camel_td3.Args, argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (f'error: {flag} left this trainer after commit {commit} (docs/design.md, "The levers", '
+                                       f"has its numbers); run it with that commit (git checkout {commit})\n")
+
+
 @pytest.mark.parametrize("lever, value", [("guide_proposal", True), ("guide_bc_fade", True), ("guide_bc_q_filter", False),
                                           ("averaged_actor_rate", 0.0005), ("keep_best_actor", True)])  # fmt: skip
 def test_a_run_saved_with_a_retired_lever_is_refused_with_the_commit_that_can_resume_it(tmp_path, lever, value, capsys):
