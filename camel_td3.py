@@ -29,7 +29,7 @@ import torch.optim as optim
 import tyro
 
 from camel_utils import fast_update
-from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, LAYER_NORM_LAST_COMMIT, ran_guide_bootstrap
+from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, LAYER_NORM_LAST_COMMIT, SCREEN_LEVERS_LAST_COMMIT, ran_guide_bootstrap
 from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
 from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
@@ -175,8 +175,9 @@ class Args:
     PAPER_VALUES = {"guide_bc_coef": 0.0, "warmup_actions": "uniform"}
     # levers that left the trainer (docs/design.md): their value in this version, and the last commit that had them; a
     # run saved with another value cannot be resumed by this version
-    RETIRED = {"guide_proposal": (False, "6abd027"), "guide_bc_fade": (False, "6abd027"), "guide_bc_q_filter": (True, "6abd027"),
-               "averaged_actor_rate": (0.0, "6abd027"), "keep_best_actor": (False, "6abd027"),
+    RETIRED = {"guide_proposal": (False, SCREEN_LEVERS_LAST_COMMIT), "guide_bc_fade": (False, SCREEN_LEVERS_LAST_COMMIT),
+               "guide_bc_q_filter": (True, SCREEN_LEVERS_LAST_COMMIT), "averaged_actor_rate": (0.0, SCREEN_LEVERS_LAST_COMMIT),
+               "keep_best_actor": (False, SCREEN_LEVERS_LAST_COMMIT),
                "guide_bootstrap": (False, BOOTSTRAP_LAST_COMMIT), "critic_layer_norm": (False, LAYER_NORM_LAST_COMMIT)}
 
     @staticmethod

@@ -68,9 +68,10 @@ VARIANT_LABELS = {
 
 
 BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
-LAYER_NORM_LAST_COMMIT = "95415d5"  # the last commit of camel_td3.py with --critic-layer-norm (the probe's screen)
+SCREEN_LEVERS_LAST_COMMIT = "6abd027"  # ... with the CAMEL+ screen's levers that lost or only watched (prop, bc, ...)
+LAYER_NORM_LAST_COMMIT = "95415d5"  # ... with --critic-layer-norm (the probe's screen)
 # the last commit of camel_td3.py with each retired lever but the guide bootstrap (which qbc and boot bring)
-RETIRED_LEVERS = {"prop": "6abd027", "bc": "6abd027", "ln": LAYER_NORM_LAST_COMMIT}
+RETIRED_LEVERS = {"prop": SCREEN_LEVERS_LAST_COMMIT, "bc": SCREEN_LEVERS_LAST_COMMIT, "ln": LAYER_NORM_LAST_COMMIT}
 
 
 def name_has_bootstrap(parts):
