@@ -485,7 +485,7 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     assert run_plot(runs, tmp_path / "out", *flags) == 0
     texts = svg_texts(tmp_path / "out" / "hopper.svg")
     legend = ["TD3", "Expert masking", "Random masking w/o MA EM", "paper's CAMEL, LLM-written guide", "paper's CAMEL, full bounds",
-              "Guide's own return: paper's CAMEL, LLM-written guide", "Guide's own return: Expert masking", BAND_NOTE]  # fmt: skip
+              "Guide's own return: LLM-written guide", "Guide's own return: expert agent", BAND_NOTE]  # fmt: skip
     for name in legend:
         assert texts.count(name) == 1, name  # one legend for the figure
     assert texts.count("Episodic return (unmasked evaluation)") == 2  # every panel its y-label
@@ -493,7 +493,7 @@ def test_figure_names_conditions_as_the_paper_and_axes_in_words(paper_runs, tmp_
     assert not [t for t in texts if t in ("baseline", "camel", "eval/episodic_return")]  # no internal names
     for ext in ("png", "svg", "pdf", "md"):
         assert (tmp_path / "out" / f"hopper.{ext}").stat().st_size > 1000
-    assert "Guide's own return (dashed in the figure): Expert masking 3100.0, paper's CAMEL, LLM-written guide 2542.0." in (
+    assert "Guide's own return (dashed in the figure): expert agent 3100.0, LLM-written guide 2542.0." in (
         tmp_path / "out" / "hopper.md").read_text()  # fmt: skip
 
 
@@ -533,7 +533,7 @@ def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys
     guides.write_text(json.dumps({"Hopper-v4": {"camel_tuned": 2542.0}}))
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
     assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC, tuned guide", "CAMEL-SAC, tuned guide w/o MA EM"]
-    assert "Guide's own return (dashed in the figure): paper's CAMEL, tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
+    assert "Guide's own return (dashed in the figure): tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
@@ -564,8 +564,8 @@ def test_a_guides_return_is_drawn_only_for_runs_of_the_file_it_was_measured_on(t
     assert out.count("its guide's own return is not drawn") == 1
     text = (tmp_path / "out" / "results.md").read_text()
     hopper, walker = text.split("### Walker2d-v4")
-    assert "Guide's own return (dashed in the figure): paper's CAMEL, LLM-written guide 764.3." in hopper
-    assert "Guide's own return (dashed in the figure): paper's CAMEL, LLM-written guide 2018.7." in walker  # from camel_qbc_gwarm's run
+    assert "Guide's own return (dashed in the figure): LLM-written guide 764.3." in hopper
+    assert "Guide's own return (dashed in the figure): LLM-written guide 2018.7." in walker  # from camel_qbc_gwarm's run
 
 
 @pytest.mark.parametrize("content, message", [

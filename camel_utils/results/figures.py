@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 
-from camel_utils.conditions import GUIDE_LABELS, NO_MA_EM, SAC, split
+from camel_utils.conditions import GUIDE_LABELS, NO_MA_EM, SAC, guide_label, split
 from camel_utils.results.guides import guide_lines
 from camel_utils.results.stats import summarize
 from camel_utils.results.tables import AXIS_LABELS, format_steps
@@ -58,7 +58,7 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, skip_guides
         # with its rows
         drawn = [c for c in conditions if any((env_id, c) in groups for env_id in envs)]
         guide_entries = list(dict.fromkeys(g.entry for env_id in envs for g in guide_lines(guides, env_id, conditions, skip_guides)))
-        names = [label(c) for c in drawn] + [f"Guide's own return: {label(entry)}" for entry in guide_entries]
+        names = [label(c) for c in drawn] + [f"Guide's own return: {guide_label(entry)}" for entry in guide_entries]
         width = max(4.6 * len(envs), 6.4)  # inches
         entry_width = 0.6 + 0.075 * max(len(n) for n in names)  # inches: the line sample and the longest name
         columns = max(1, min(len(names), int(width // entry_width)))

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from camel_utils.conditions import condition_label, format_steps, order_key, split
+from camel_utils.conditions import condition_label, format_steps, guide_label, order_key, split
 from camel_utils.results.guides import guide_lines
 from camel_utils.results.runs import mixed_settings, settings_differ, training_settings
 from camel_utils.results.stats import (
@@ -174,7 +174,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
                          f"steps, over the steps), mean over seeds [range over seeds].")  # fmt: skip
         known = guide_lines(guides, env_id, env_conditions, skip_guides)
         if known:
-            lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{label(g.entry)} {g.value:.1f}" for g in known) + ".")
+            lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{guide_label(g.entry)} {g.value:.1f}" for g in known) + ".")
         skipped = [format_steps(s) for s in steps_asked if s > longest]
         if skipped:
             lines.append(f"No run reached {', '.join(skipped)} steps (the longest reached {format_steps(int(longest))}).")
