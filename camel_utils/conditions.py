@@ -48,16 +48,6 @@ GUIDE_LABELS = {
     "standstill": "paper's CAMEL, poor guide (stands still)",
     "lean": "paper's CAMEL, poor guide (leans and falls)",
 }
-
-
-def guide_label(entry):
-    """What a guide's own return (the dashed line of figures and tables) is called: the guide, not a method it guides
-    ("LLM-written guide" for camel's, "tuned guide" for camel_tuned's, "expert agent" for expert masking's)."""
-    if entry == "expert":
-        return "expert agent"
-    return GUIDE_LABELS.get(entry, entry).removeprefix(PAPER + ", ")
-
-
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
 # The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
 # Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer kept its
@@ -183,6 +173,14 @@ def condition_label(condition, custom=None):
     else:
         label = stem
     return label + (" w/o MA EM" if no_ma_em else "") + (f", learning from {format_steps(learning_starts)}" if learning_starts else "")
+
+
+def guide_label(entry):
+    """What a guide's own return (the dashed line of figures and tables) is called: the guide, not a method it guides
+    ("LLM-written guide" for camel's, "tuned guide" for camel_tuned's, "expert agent" for expert masking's)."""
+    if entry == "expert":
+        return "expert agent"
+    return GUIDE_LABELS.get(entry, entry).removeprefix(PAPER + ", ")
 
 
 def levers_label(guide, levers):

@@ -3,7 +3,7 @@ differs from the defaults, and every figure and table label is built from it; th
 
 import pytest
 
-from camel_utils.conditions import condition_label, is_hub_repo_id, learning_starts_suffix, order_key, split
+from camel_utils.conditions import condition_label, guide_label, is_hub_repo_id, learning_starts_suffix, order_key, split
 
 
 @pytest.mark.parametrize("condition, label", [
@@ -91,3 +91,12 @@ def test_camel_plus_variants_sort_after_their_guide_and_unknown_parts_stand_for_
     names = ["camel_tuned_prop_gwarm", "camel_tuned", "camel_bc_gwarm", "camel", "baseline"]
     assert sorted(names, key=order_key) == ["baseline", "camel", "camel_bc_gwarm", "camel_tuned", "camel_tuned_prop_gwarm"]
     assert condition_label("camel_tuned_prop_other") == "camel_tuned_prop_other"
+
+
+def test_a_guides_own_return_is_named_as_the_guide_not_as_a_method_it_guides():
+    assert condition_label("camel") == "paper's CAMEL, LLM-written guide"  # the method with that guide
+    assert guide_label("camel") == "LLM-written guide"  # the guide alone
+    assert guide_label("camel_tuned") == "tuned guide"
+    assert guide_label("standstill") == "poor guide (stands still)"
+    assert guide_label("expert") == "expert agent"  # expert masking's guide
+    assert guide_label("my_guide") == "my_guide"  # a name of the user's own stands for itself
