@@ -3,9 +3,11 @@ heading of that file, as GitHub names headings: lower case, punctuation dropped,
 a repeated one."""
 
 import collections
+import functools
 import glob
 import os
 import re
+from pathlib import Path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
@@ -22,17 +24,23 @@ def heading_anchors(text):
     return anchors
 
 
+@functools.cache
+def file_anchors(path):
+    """heading_anchors of the file at path, read once however many links point into it."""
+    return heading_anchors(Path(path).read_text())
+
+
 def broken_links(path):
     """(link, why) for each relative link in the Markdown file at path that does not resolve."""
     broken = []
-    for target in re.findall(r"\]\(([^)\s]+)\)", FENCE.sub("", open(path).read())):
+    for target in re.findall(r"\]\(([^)\s]+)\)", FENCE.sub("", Path(path).read_text())):
         if re.match(r"[a-z]+:", target):  # https:, mailto:
             continue
         file, _, anchor = target.partition("#")
         dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
         if not os.path.exists(dest):
             broken.append((target, "no such file"))
-        elif anchor and dest.endswith(".md") and anchor not in heading_anchors(open(dest).read()):
+        elif anchor and dest.endswith(".md") and anchor not in file_anchors(dest):
             broken.append((target, "no such heading"))
     return broken
 
