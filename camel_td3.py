@@ -9,9 +9,9 @@
 #     guide BC goes on using g(s) to the end)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", the two parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
-# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc) and the guide warm-up
-# (--warmup-actions guide); --paper turns both off.
+# and, marked "CAMEL+:", the three parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
+# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc), the guide warm-up
+# (--warmup-actions guide) and two critic updates per step (--critic-updates-per-step 2); --paper turns all three off.
 # What is not the algorithm is in camel_utils/, as CleanRL keeps cleanrl_utils/: loading and checking guides (guide.py),
 # run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
 # update computed faster, behind --fast-update (fast_update.py).
@@ -37,23 +37,24 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 @dataclass
 class Args:
     """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896).
-    CAMEL+ (the default) is the paper's CAMEL plus two parts: Q-filtered guide BC (the unmasked actor is pulled
-    towards the guide's action wherever the critics value the guide's action at least as high as its own) and the
-    guide warm-up (before learning starts, masked steps take the guide's action plus noise); --paper turns both off.
+    CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
+    towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
+    warm-up (before learning starts, masked steps take the guide's action plus noise) and two critic updates per step
+    (each on its own batch; the actor learns as in TD3); --paper turns all three off.
 
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
       --llm-policy       the guide file, e.g. policies/hopper.py (without a guide: plain TD3)
-      --total-timesteps  1M: about 2-3 h on one Intel Xeon core (docs/benchmark.md)
+      --total-timesteps  1M: about 3.6-4 h on one core (docs/benchmark.md)
       --paper            the paper's CAMEL
       --resume runs/RUN  continue a stopped run
       --seed             one seed of a sweep (scripts/sweep.py runs many)
 
     Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; curves: tensorboard --logdir runs"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
-    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm_noboot)")] = None
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm_noboot_cu2)")] = None
     """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm_noboot for CAMEL+ (camel_utils/conditions.py);
+    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm_noboot_cu2 for CAMEL+ (camel_utils/conditions.py);
     it names the method and the kind of guide (camel: a guide file), not the file itself or the mask's settings:
     give runs of other guide files or settings an --exp-name of their own"""
     seed: int = 1
@@ -74,7 +75,7 @@ class Args:
     """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # TD3: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
@@ -124,9 +125,9 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL+: the default's two parts beyond the paper (docs/design.md); --paper gives each the paper's value
+    # CAMEL+: the default's three parts beyond the paper (docs/design.md); --paper gives each the paper's value
     paper: bool = False
-    """run the paper's CAMEL exactly: --guide-bc-coef 0 and --warmup-actions uniform where the command does not set them;
+    """run the paper's CAMEL exactly: --guide-bc-coef 0, --warmup-actions uniform and --critic-updates-per-step 1 where the command does not set them;
     a lever flag beside --paper still applies (scripts/sweep.py runs variants so)"""
     guide_bc_coef: float = 0.4
     """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action:
@@ -135,10 +136,10 @@ class Args:
     warmup_actions: Literal["uniform", "guide"] = "guide"
     """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
     uniform: uniform in the box, as the paper (--paper: uniform)"""
-    # probe: under confirmation, not part of the default (docs/results.md, "The probe"): more critic updates per step
-    critic_updates_per_step: int = 1
-    """critic updates per environment step, each on its own batch (actor and targets: every policy-frequency steps);
-    more than 1 trades speed for sample efficiency (TD3 and CleanRL: 1)"""
+    critic_updates_per_step: int = 2
+    """two critic updates per step: the critics learn this many times per environment step, each on its own batch;
+    the actor and the targets as in TD3 (every policy-frequency steps, on the last batch); 2 costs about 1.5x the time per step
+    (TD3, CleanRL and --paper: 1; without a guide, 1: plain TD3)"""
 
     # bookkeeping: evaluations, checkpoints, resuming, the run folder, threads
     eval_frequency: int = 5000
@@ -172,7 +173,7 @@ class Args:
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
 
     # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_utils.run.cli_args)
-    PAPER_VALUES = {"guide_bc_coef": 0.0, "warmup_actions": "uniform"}
+    PAPER_VALUES = {"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 1}
     # levers that left the trainer (docs/design.md): their value in this version, and the last commit that had them; a
     # run saved with another value cannot be resumed by this version
     RETIRED = {"guide_proposal": (False, SCREEN_LEVERS_LAST_COMMIT), "guide_bc_fade": (False, SCREEN_LEVERS_LAST_COMMIT),
@@ -184,12 +185,14 @@ class Args:
     def values_before_saved(saved):
         """The settings of a checkpoint's run, with those it did not save as it ran them (camel_utils.run.resume_args):
         before CAMEL+ became the default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD
-        target bootstrapped from the guide wherever the buffer kept the guide's actions, which guide BC made it do.
+        target bootstrapped from the guide wherever the buffer kept the guide's actions, which guide BC made it do;
+        before --critic-updates-per-step the critics learned once per step.
         Refuses a run that used a lever which has left the trainer (the guide bootstrap among them)."""
         values = dict(saved)
         if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
             before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
             values = {**before_paper, **values}
+        values.setdefault("critic_updates_per_step", 1)  # saved before the flag: TD3's one update
         values["guide_bootstrap"] = ran_guide_bootstrap(values)  # a run that did is refused below
         inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
         used = [name for name, (value, _) in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
@@ -438,6 +441,8 @@ def update_targets(networks, target_networks, tau):
 
 if __name__ == "__main__":
     args, checkpoint = parse_args(Args, "camel_td3.py", positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
+    if not (args.llm_policy or args.expert_model or args.random_guide):
+        args.critic_updates_per_step = 1  # CAMEL+'s parts need a guide: without one, plain TD3 (saved as it runs)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -556,7 +561,7 @@ if __name__ == "__main__":
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
-                for _ in range(args.critic_updates_per_step):  # 1 in TD3 (the probe's --critic-updates-per-step); the actor learns on the last batch
+                for _ in range(args.critic_updates_per_step):  # CAMEL+: 2 (TD3: 1); the actor learns on the last batch
                     data = rb.sample(args.batch_size)
                     qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = critic_step(
                         data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip

@@ -51,7 +51,7 @@ class Args:
     """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
     camel_plus: bool = True
     """CAMEL+'s update, camel_td3.py's default (Q-filtered guide BC in the actor's; the buffer holds the guide's
-    actions): --no-camel-plus for the paper's CAMEL"""
+    actions; CAMEL+ makes two such critic updates per env step, and this times one): --no-camel-plus for the paper's CAMEL"""
     rows: int = 25
     """operator rows printed"""
     repeats: int = 5

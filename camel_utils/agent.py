@@ -2,7 +2,7 @@
 with it, unmasked, as the runs' evaluations do:
 
     from camel_utils.agent import load_agent
-    policy = load_agent("runs/RUN/camel_qbc_gwarm_noboot.cleanrl_model")
+    policy = load_agent("runs/RUN/camel_qbc_gwarm_noboot_cu2.cleanrl_model")
     action = policy(obs)  # a NumPy action in the env's units, for env.step
 
 The actor is run with the same torch operations as the trainer's evaluation (its layers on the observation and, for a

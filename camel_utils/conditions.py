@@ -2,7 +2,7 @@
 
 A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). It says what guided the run,
 then the settings where the run differs from the paper's CAMEL (camel_td3.py --paper, which scripts/sweep.py passes to
-every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot here):
+every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot_cu2 here):
 
     [sac_]{guide}[_{variant}][_ls{N}k][_no_ma_em]
 
@@ -16,10 +16,11 @@ every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot here):
              random        random masking (--random-guide)
              standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
   _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: qbc_gwarm_noboot (CAMEL+),
-             qbc_gwarm_noboot_cu2; the committed runs also hold qbc_gwarm (with the guide bootstrap, which has
-             left the trainer), prop_gwarm and qbc_gwarm_noboot_ln (the sweep passes a VARIANT made of the levers in
-             the trainer with their flags)
+             (VARIANT_LABELS), joined by _ in the order the flags are listed there: qbc_gwarm_noboot_cu2 (CAMEL+),
+             qbc_gwarm_noboot (CAMEL+ with 1 critic update per step, the default until the probe's confirmation);
+             the committed runs also hold qbc_gwarm (with the guide bootstrap, which has left the trainer),
+             prop_gwarm and qbc_gwarm_noboot_ln (the sweep passes a VARIANT made of the levers in the trainer with
+             their flags)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -81,8 +82,9 @@ def name_has_bootstrap(parts):
 
 
 def variant_flags(variant):
-    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm_noboot, CAMEL+: the Q-filtered
-    guide BC's and the guide warm-up's, in that order); [] for any other VARIANT, whose flags EXTRA_ARGS gives.
+    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm_noboot_cu2, CAMEL+: the Q-filtered
+    guide BC's, the guide warm-up's and the critic updates', in that order); [] for any other VARIANT, whose flags
+    EXTRA_ARGS gives.
     ValueError for a VARIANT that names a lever which has left the trainer (qbc without noboot: the guide bootstrap)."""
     parts = variant.split("_") if variant else []
     if not parts or not all(part in VARIANT_LABELS for part in parts):
@@ -94,7 +96,7 @@ def variant_flags(variant):
     if retired or name_has_bootstrap(parts):
         raise ValueError(f"VARIANT {variant}: the guide bootstrap (which qbc brings unless noboot follows) has left "
                          f"camel_td3.py; its runs were made with commit {BOOTSTRAP_LAST_COMMIT} or before. CAMEL+ is "
-                         "VARIANT=qbc_gwarm_noboot")  # fmt: skip
+                         "VARIANT=qbc_gwarm_noboot_cu2")  # fmt: skip
     return [flag for part in parts for flag in VARIANT_LABELS[part][0].split()]
 
 
@@ -184,11 +186,12 @@ def guide_label(entry):
 
 
 def levers_label(guide, levers):
-    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm_noboot); where
-    a run has two of guide BC, the guide warm-up and the retired guide bootstrap, the CAMEL+ part it lacks after "w/o"
-    and the bootstrap after "+" (camel_qbc_gwarm, the default until the bootstrap left: "CAMEL+ + guide bootstrap,
-    ..."), then the probes after "+"; else the guide's label and each lever's (the other retired levers' runs, a part
-    alone)."""
+    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm_noboot_cu2);
+    where a run has two of guide BC, the guide warm-up and the retired guide bootstrap, the CAMEL+ part it lacks after
+    "w/o", the bootstrap and critic layer norm after "+", and "with 1 critic update per step" where it had TD3's one
+    (camel_qbc_gwarm_noboot, the default until the probe's confirmation: "CAMEL+ with 1 critic update per step, ...";
+    camel_qbc_gwarm, the default until the bootstrap left: "CAMEL+ + guide bootstrap with 1 critic update per step,
+    ..."); else the guide's label and each lever's (the other retired levers' runs, a part alone)."""
     guide_label = GUIDE_LABELS[guide]
     if not any(lever in ("prop", "bc") for lever in levers):
         bootstrap = name_has_bootstrap(levers)
@@ -196,7 +199,8 @@ def levers_label(guide, levers):
         if sum(parts.values()) + bootstrap >= 2:
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
             name += " + guide bootstrap" if bootstrap else ""
-            name += "".join(f" + {VARIANT_LABELS[lever][1]}" for lever in levers if lever in ("cu2", "ln"))
+            name += " + critic layer norm" if "ln" in levers else ""
+            name += "" if "cu2" in levers else ONE_CRITIC_UPDATE
             return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
     parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
     if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
@@ -225,16 +229,17 @@ def order_key(condition):
 
 
 # ---- The methods: CAMEL+ and its parts -----------------------------------------------------------------------------
-CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus two parts: Q-filtered guide BC (the unmasked actor is "
+CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is "
               "pulled towards the guide's action wherever the critics value the guide's action at least as high as its "
-              "own) and the guide warm-up (before learning starts, masked steps take the guide's action plus noise); "
-              "--paper turns both off.")
-# camel_td3.py's arguments for CAMEL+'s parts: each with its value in the paper's CAMEL and its name
-CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "warmup_actions": ("uniform", "guide warm-up")}
-# a part that has left the default and the trainer, which runs saved before then may have used
-RETIRED_PARTS = {"guide_bootstrap": (False, "guide bootstrap")}
-# and for the probe beside them, not part of the default (docs/design.md)
-PROBES = {"critic_updates_per_step": (1, "{} critic updates per step"), "critic_layer_norm": (False, "critic layer norm")}
+              "own), the guide warm-up (before learning starts, masked steps take the guide's action plus noise) and two "
+              "critic updates per step (each on its own batch; the actor learns as in TD3); --paper turns all three off.")
+# camel_td3.py's arguments for CAMEL+'s parts: each with its value in the paper's CAMEL and its name (with the value)
+CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "warmup_actions": ("uniform", "guide warm-up"),
+                    "critic_updates_per_step": (1, "{} critic updates per step")}
+CAMEL_PLUS_CRITIC_UPDATES = 2  # CAMEL+'s --critic-updates-per-step
+ONE_CRITIC_UPDATE = " with 1 critic update per step"  # CAMEL+ as it was until the probe's confirmation (TD3's one)
+# parts that have left the default and the trainer, which runs saved before then may have used
+RETIRED_PARTS = {"guide_bootstrap": (False, "guide bootstrap"), "critic_layer_norm": (False, "critic layer norm")}
 
 
 def ran_guide_bootstrap(args):
@@ -250,30 +255,32 @@ def ran_guide_bootstrap(args):
 
 
 def camel_plus_parts(args):
-    """The names of CAMEL+'s parts (and of the retired guide bootstrap), then of the probes, that a camel_td3.py run with
-    these arguments (a dict) used. A run saved before --guide-bootstrap had a flag bootstrapped from the guide wherever
-    it kept the guide's actions, which guide BC (or the guide proposal) made it do."""
+    """The names of CAMEL+'s parts (and of the retired parts) that a camel_td3.py run with these arguments (a dict) used,
+    where its settings differ from the paper's CAMEL ("2 critic updates per step"). A run saved before --guide-bootstrap
+    had a flag bootstrapped from the guide wherever it kept the guide's actions, which guide BC (or the guide proposal)
+    made it do; one saved before --critic-updates-per-step had TD3's one."""
     args = {**args, "guide_bootstrap": ran_guide_bootstrap(args)}
-    parts = [name for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items() if args.get(arg) not in (paper, None)]
-    probes = [name.format(args[arg]) for arg, (default, name) in PROBES.items() if args.get(arg) not in (default, None)]
-    return parts, probes
+    return [name.format(args[arg]) for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items() if args.get(arg) not in (paper, None)]
 
 
 def method_name(args, script="camel_td3.py", guided=True):
     """The method a run ran, in the words a user reads (args: a dict of its arguments): TD3 or SAC without a guide;
-    CAMEL-SAC; CAMEL+ (every part of the default; + guide bootstrap for a run saved with it), the paper's CAMEL (none),
-    or the paper's CAMEL + the parts used; with the probes it used."""
+    CAMEL-SAC; CAMEL+ (guide BC and the guide warm-up, with 2 critic updates per step; a retired part after "+", and
+    "with 1 critic update per step" for a run saved with TD3's one), or the paper's CAMEL + the parts used."""
     if not guided:
         return "SAC" if script == "camel_sac.py" else "TD3"
     if script == "camel_sac.py":
         return "CAMEL-SAC"
-    parts, probes = camel_plus_parts(args)
-    camel_plus = [name for _, name in CAMEL_PLUS_PARTS.values()]
-    if all(part in parts for part in camel_plus):
-        name = " + ".join(["CAMEL+", *(part for part in parts if part not in camel_plus)])
-    else:
-        name = " + ".join(["the paper's CAMEL", *parts])
-    return name + (f" with {', '.join(probes)}" if probes else "")
+    parts = camel_plus_parts(args)
+    bc, warmup, updates = (name for _, name in CAMEL_PLUS_PARTS.values())
+    if bc not in parts or warmup not in parts:
+        return " + ".join(["the paper's CAMEL", *parts])
+    count = args.get("critic_updates_per_step") or 1
+    retired = [name for _, name in RETIRED_PARTS.values() if name in parts]
+    name = " + ".join(["CAMEL+", *retired])
+    if count != CAMEL_PLUS_CRITIC_UPDATES:
+        name += ONE_CRITIC_UPDATE if count == 1 else f" with {updates.format(count)}"
+    return name
 
 
 def condition_of(args, script="camel_td3.py"):

@@ -1,7 +1,7 @@
 """Putting a trained agent on the Hugging Face Hub, as CleanRL's cleanrl_utils/huggingface.py does, for both trainers.
 
-    python camel_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_qbc_gwarm_noboot-seed1   # at the end
-    python -m camel_utils.hub upload runs/RUN --repo-id you/Hopper-v4-camel_qbc_gwarm_noboot-seed1   # a finished run (e.g. a retry)
+    python camel_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1   # at the end
+    python -m camel_utils.hub upload runs/RUN --repo-id you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1   # a finished run (e.g. a retry)
 
 What goes into the repo, from a finished run folder (finished.json and {exp_name}.cleanrl_model present):
 - {exp_name}.cleanrl_model: the agent in CleanRL's format (torch.save of the actor's, qf1's and qf2's state dicts);
@@ -47,7 +47,7 @@ class NotUploadable(UploadError):
 def upload_problem(repo_id, flag="--upload-model"):
     """What is wrong with `flag` REPO_ID before a run starts (its form, no token), or None."""
     if not is_hub_repo_id(repo_id):
-        return f"{flag} {repo_id} is not a Hugging Face repo id; give owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot-seed1"
+        return f"{flag} {repo_id} is not a Hugging Face repo id; give owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1"
     from huggingface_hub import get_token
 
     if get_token() is None:
@@ -106,12 +106,12 @@ def camel_plus_lines(args):
     it is the paper's CAMEL; nothing for a trainer or a run without them."""
     if "guide_bc_coef" not in args:  # camel_sac.py, or a run from before CAMEL+
         return []
-    parts, probes = camel_plus_parts(args)
+    parts = camel_plus_parts(args)
     method = method_name(args)
-    if not parts and not probes:
+    if not parts:
         return ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]
     coef = f" (coefficient {args['guide_bc_coef']:g})" if args.get("guide_bc_coef") else ""
-    used = [part + (coef if part == "Q-filtered guide BC" else "") for part in parts] + probes
+    used = [part + (coef if part == "Q-filtered guide BC" else "") for part in parts]
     lines = [f"- algorithm: {method}: beyond the paper, {'; '.join(used)}"]
     return lines + ([f"- {CAMEL_PLUS}"] if method == "CAMEL+" else [])
 

@@ -38,14 +38,14 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
 # baseline at its settings.
 
-# the README's figure: TD3, the paper's CAMEL (seeds 1-5), CAMEL+, camel_td3.py's default (the ablation's seeds
-# 11-15), and CAMEL+ + guide bootstrap, the default until the bootstrap lost its ablation (seeds 6-10), with the
+# the README's figure: TD3, the paper's CAMEL (seeds 1-5), CAMEL+, camel_td3.py's default, and CAMEL+ with 1 critic
+# update per step, the default until the probe's confirmation, both on that confirmation's fresh seeds 16-20, with the
 # LLM-written guides
-figure readme     "camel_qbc_gwarm_noboot camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
-                  --conditions baseline camel camel_qbc_gwarm_noboot camel_qbc_gwarm \
-                  --seeds camel=1-5 --seeds camel_qbc_gwarm_noboot=11-15 --seeds camel_qbc_gwarm=6-10 \
-                  --label "camel_qbc_gwarm_noboot=CAMEL+ (default), LLM-written guide, seeds 11-15" \
-                  --label "camel_qbc_gwarm=CAMEL+ + guide bootstrap, LLM-written guide, seeds 6-10"
+figure readme     "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+                  --conditions baseline camel camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot \
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm_noboot_cu2=16-20 --seeds camel_qbc_gwarm_noboot=16-20 \
+                  --label "camel_qbc_gwarm_noboot_cu2=CAMEL+ (default), LLM-written guide, seeds 16-20" \
+                  --label "camel_qbc_gwarm_noboot=CAMEL+ with 1 critic update per step, LLM-written guide, seeds 16-20"
 # the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
 # default guide is a refined answer, with the best one-answer guide) and with the tuned guide
 figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned \
@@ -91,20 +91,21 @@ figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 -
 figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \
                   --seeds standstill_qbc_gwarm=6-10 --seeds lean_qbc_gwarm=6-10
-# the ablation (issue 36): each part of the default of then, CAMEL+ + guide bootstrap, removed in turn (removing the
-# bootstrap gives CAMEL+, the default since), the LLM-written guides, fresh seeds 11-15 (the other figures take the
-# paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
+# the ablation (issue 36): each part of the default of then, CAMEL+ + guide bootstrap with 1 critic update per step,
+# removed in turn (removing the bootstrap gave the next default), the LLM-written guides, fresh seeds 11-15 (the other
+# figures take the paper's CAMEL's seeds 1-5, so that its ablation seeds stay in this one)
 figure ablation   "camel_qbc_gwarm_noboot camel_boot_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm camel_qbc_gwarm_noboot camel_boot_gwarm camel_qbc camel \
                   --seeds camel=11-15 --seeds camel_qbc_gwarm=11-15 --seeds camel_qbc_gwarm_noboot=11-15 \
                   --baseline camel_qbc_gwarm --summary
-# the probe's screen (issue 36): CAMEL+ with two critic updates per step (cu2), critic layer norm (ln) and both, the
-# LLM-written guides, seeds 11-13, beside CAMEL+'s own runs on those seeds (the ablation's)
+# the probe's screen (issue 36): two critic updates per step (cu2, CAMEL+ now), critic layer norm (ln) and both on the
+# default of then (1 critic update per step), the LLM-written guides, seeds 11-13, beside that default's own runs on
+# those seeds (the ablation's)
 figure probe      "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln camel_qbc_gwarm_noboot_cu2_ln" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm_noboot camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot_ln \
                   camel_qbc_gwarm_noboot_cu2_ln --seeds camel_qbc_gwarm_noboot=11-13 --seeds camel_qbc_gwarm_noboot_cu2=11-13 \
                   --baseline camel_qbc_gwarm_noboot --summary
-# its confirmation: cu2, which passed the screen, beside CAMEL+ on fresh seeds 16-20 (scripts/probe.sh)
+# its confirmation: cu2, which passed the screen, beside the default of then on fresh seeds 16-20 (scripts/probe.sh)
 figure probe_confirm "camel_qbc_gwarm_noboot_cu2" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions camel_qbc_gwarm_noboot camel_qbc_gwarm_noboot_cu2 --seeds camel_qbc_gwarm_noboot=16-20 \
                   --seeds camel_qbc_gwarm_noboot_cu2=16-20 --baseline camel_qbc_gwarm_noboot --summary

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Hopper-v4 seed sweep over SEEDS, with the LLM-written guide policies/hopper.py (LLM_POLICY=FILE: another guide;
 # camel_tuned, when named in CONDITIONS, uses the hand-written guide policies/tuned/hopper.py). Every run is the
-# paper's method (the sweep passes --paper); VARIANT=qbc_gwarm_noboot gives CAMEL+, camel_td3.py's default. At the
-# defaults (1M steps, WORKERS=1) each run takes 2-3 hours on one core: set TOTAL_TIMESTEPS and WORKERS (one per core).
+# paper's method (the sweep passes --paper); VARIANT=qbc_gwarm_noboot_cu2 gives CAMEL+, camel_td3.py's default. At the
+# defaults (1M steps, WORKERS=1) each run takes 1.5-4 hours on one core (CAMEL+ the longest): set TOTAL_TIMESTEPS and
+# WORKERS (one per core).
 # Every setting of scripts/sweep.sh applies (SEEDS, CONDITIONS, TOTAL_TIMESTEPS, WORKERS, VARIANT, EXPERT_MODEL, ...):
 #   scripts/hopper.sh --dry-run                                  # show the run matrix
 #   SEEDS="1 2 3" TOTAL_TIMESTEPS=100000 WORKERS=2 scripts/hopper.sh
-#   CONDITIONS="baseline camel" VARIANT="plain qbc_gwarm_noboot" scripts/hopper.sh   # TD3, the paper's CAMEL and CAMEL+
+#   CONDITIONS="baseline camel" VARIANT="plain qbc_gwarm_noboot_cu2" scripts/hopper.sh   # TD3, the paper's CAMEL and CAMEL+
 #   EXPERT_MODEL=cleanrl/Hopper-v4-td3_continuous_action-seed1 scripts/hopper.sh   # adds the expert conditions
 # Re-running the same command skips finished runs and resumes interrupted ones.
 set -euo pipefail

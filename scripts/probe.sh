@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The probe of CAMEL+ (docs/design.md, "The probe"), its confirmation: two critic updates per step (cu2), which passed
 # the screen (seeds 11-13, beside critic layer norm, which failed it and left the trainer after commit 95415d5), and
-# CAMEL+ itself, side by side on fresh seeds with the LLM-written guides, 100k steps:
+# CAMEL+ as it then was, with 1 critic update per step, side by side on fresh seeds with the LLM-written guides, 100k
+# steps; cu2 won and joined the default, so camel_qbc_gwarm_noboot_cu2 is CAMEL+ now:
 #   scripts/probe.sh     # camel_qbc_gwarm_noboot and camel_qbc_gwarm_noboot_cu2, seeds 16-20, Walker2d-v4, Ant-v4, Hopper-v4
 # Every setting of scripts/sweep.sh applies (SEEDS, ENVS, WORKERS, RUNS_DIR, ...). Re-running it skips finished runs
 # and resumes stopped ones. Then: python plot.py export runs/ --to docs/results/runs && scripts/figures.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The first command: CAMEL+ (camel_td3.py's default) and plain TD3 side by side on one env, one run per core,
 # then both curves in figures.
-#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 3.5 minutes on 2 cores
+#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 6.5 minutes on 2 cores
 #   ENV_ID=Walker2d-v4 STEPS=50000 SEED=2 scripts/quickstart.sh
 # Writes quickstart/{ENV_ID}/: runs/ (TensorBoard logs), eval.png (the agents without the mask: what each has
 # learned) and train.png (the return of the training episodes: CAMEL+'s are masked around the guide while epsilon > 0,
@@ -25,7 +25,7 @@ eval_every="${EVAL_FREQUENCY:-2500}"
 out="${OUT:-$repo/quickstart/$env_id}"
 python="$repo/.venv/bin/python"; [[ -x "$python" ]] || python=python3
 
-RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" VARIANT=qbc_gwarm_noboot TOTAL_TIMESTEPS="$steps" WORKERS=2 \
+RUNS_DIR="$out/runs" SEEDS="${SEED:-1}" CONDITIONS="baseline camel" VARIANT=qbc_gwarm_noboot_cu2 TOTAL_TIMESTEPS="$steps" WORKERS=2 \
   EXTRA_ARGS="--eval-frequency $eval_every --checkpoint-frequency 0" bash "$here/$script.sh"
 cd "$repo"
 "$python" plot.py "$out/runs" --output-dir "$out" --name eval > /dev/null

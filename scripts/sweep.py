@@ -2,7 +2,7 @@
 
   ENV_ID=Hopper-v4 LLM_POLICY=policies/hopper.py SEEDS="1 2 3" WORKERS=2 scripts/sweep.sh
   scripts/hopper.sh                   # the same with Hopper's settings (also walker2d.sh, ant.sh)
-  VARIANT=qbc_gwarm_noboot CONDITIONS="baseline camel" scripts/hopper.sh   # baseline and camel_qbc_gwarm_noboot: TD3, CAMEL+
+  VARIANT=qbc_gwarm_noboot_cu2 CONDITIONS="baseline camel" scripts/hopper.sh   # baseline and camel_qbc_gwarm_noboot_cu2: TD3, CAMEL+
   VARIANT=ls25k EXTRA_ARGS="--learning-starts 25000" CONDITIONS="baseline camel" scripts/hopper.sh   # baseline_ls25k, camel_ls25k
   scripts/sweep.sh --dry-run          # print the run matrix and what each run would do; run nothing
   scripts/sweep.sh --print-matrix     # one "condition seed" line per run, in the Slurm array's order
@@ -37,10 +37,10 @@ Settings (environment variables):
                    letters and digits, joined by single _ . or -. Name a setting the way camel_utils/conditions.py does:
                    ls25k for --learning-starts 25000 (plot.py labels it "learning from 25k"). A VARIANT made of
                    camel_td3.py's CAMEL+ levers brings their flags, and leaves baseline (no guide) as it is:
-                   VARIANT=qbc_gwarm_noboot CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default.
+                   VARIANT=qbc_gwarm_noboot_cu2 CONDITIONS="baseline camel" runs TD3 and CAMEL+, camel_td3.py's default.
                    Several, space-separated, run every condition under each in one pool of WORKERS (no core idles
                    between them); `plain` stands for the conditions as they are. Several only of CAMEL+ levers'
-                   names and plain (EXTRA_ARGS goes to every run): VARIANT="qbc_gwarm_noboot plain" runs CAMEL+ and the
+                   names and plain (EXTRA_ARGS goes to every run): VARIANT="qbc_gwarm_noboot_cu2 plain" runs CAMEL+ and the
                    paper's CAMEL
   RUNS_DIR         where run folders go (default <repo>/runs); its name must be "runs", because the trainer writes
                    to ./runs: runs are started from the folder that holds it
@@ -232,7 +232,7 @@ def read_variants(text, trainer):
                 raise UsageError(str(e)) from None
             if not levers:
                 raise UsageError(f"VARIANT '{text}': several variants must each be made of CAMEL+ levers' names "
-                                 f"(qbc_gwarm_noboot, gwarm, ...) or be plain; {name} takes its flags from EXTRA_ARGS, which would go to "
+                                 f"(qbc_gwarm_noboot_cu2, gwarm, ...) or be plain; {name} takes its flags from EXTRA_ARGS, which would go to "
                                  "every run: sweep it on its own")  # fmt: skip
     return ["" if name == "plain" else name for name in names]
 

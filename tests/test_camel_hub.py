@@ -177,17 +177,18 @@ def test_a_run_with_upload_model_puts_its_agent_on_the_hub_where_expert_model_fi
     run = tmp_path / "runs" / "r"
     finished = json.loads((run / "finished.json").read_text())
     files = hub.files["someone/my-hopper"]
-    assert files["camel_qbc_gwarm_noboot_ls100.cleanrl_model"] == (run / "camel_qbc_gwarm_noboot_ls100.cleanrl_model").read_bytes()  # by its condition
+    assert files["camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model"] == (run / "camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model").read_bytes()  # by its condition
     card = files["README.md"].decode()
     assert front_matter(card)["model-index"][0]["results"][0]["metrics"][0]["value"] == round(finished["final_eval_return"], 2)
     assert finished["guide_file"]["sha256"] in card and f"{finished['final_eval_return']:.2f}" in card
-    assert ("- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up") in card  # the default
+    assert ("- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up; 2 critic updates "
+            "per step") in card  # the default
     assert json.loads(files["args.json"])["upload_model"] == "someone/my-hopper"
 
     # the card's "use it as an expert guide": a repo not named as CleanRL names its models is looked up
     result = trainer(tmp_path, "camel_td3.py", "--expert-model", "someone/my-hopper", "--run-name", "guided", "--no-save-model", *TINY, env=env)
     assert result.returncode == 0, result.stderr
-    assert ("GET", "camel_qbc_gwarm_noboot_ls100.cleanrl_model") in hub.downloads
+    assert ("GET", "camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model") in hub.downloads
     assert not list((tmp_path / "runs" / "guided").glob("*.cleanrl_model"))  # --no-save-model
 
 
@@ -223,26 +224,38 @@ def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_pa
     result = trainer(tmp_path, "camel_td3.py", "--upload-model", "not-a-repo-id", *TINY, env=hub_env(os.environ, tmp_path, refused_endpoint()))
     assert result.returncode == 2
     assert result.stderr.strip() == ("error: --upload-model not-a-repo-id is not a Hugging Face repo id; give owner/name, "
-                                     "e.g. you/Hopper-v4-camel_qbc_gwarm_noboot-seed1")  # fmt: skip
+                                     "e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1")  # fmt: skip
     assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize(
     "args, line",
-    [({"guide_bc_coef": 0.4, "warmup_actions": "guide"},  # the default
-      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up", f"- {CAMEL_PLUS}"]),
-     ({"guide_bc_coef": 0.0, "warmup_actions": "uniform", "paper": True},
+    [({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2},  # the default
+      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up; 2 critic updates per step",
+       f"- {CAMEL_PLUS}"]),
+     ({"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 1, "paper": True},
       ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]),
-     ({"guide_bc_coef": 0.4, "warmup_actions": "uniform"},
+     ({"guide_bc_coef": 0.4, "warmup_actions": "uniform", "critic_updates_per_step": 1},
       ["- algorithm: the paper's CAMEL + Q-filtered guide BC: beyond the paper, Q-filtered guide BC (coefficient 0.4)"]),
+     ({"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 3},
+      ["- algorithm: the paper's CAMEL + 3 critic updates per step: beyond the paper, 3 critic updates per step"]),
+     # the default until the probe's confirmation, and a run saved before --critic-updates-per-step: TD3's one update
+     ({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 1},
+      ["- algorithm: CAMEL+ with 1 critic update per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up"]),
+     ({"guide_bc_coef": 0.4, "warmup_actions": "guide"},
+      ["- algorithm: CAMEL+ with 1 critic update per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up"]),
+     ({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 4},
+      ["- algorithm: CAMEL+ with 4 critic updates per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide "
+       "warm-up; 4 critic updates per step"]),
      # a run saved with --guide-bootstrap, the default until it left the trainer
-     ({"guide_bc_coef": 0.4, "guide_bootstrap": True, "warmup_actions": "guide"},
-      ["- algorithm: CAMEL+ + guide bootstrap: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up; guide bootstrap"]),
+     ({"guide_bc_coef": 0.4, "guide_bootstrap": True, "warmup_actions": "guide", "critic_updates_per_step": 1},
+      ["- algorithm: CAMEL+ + guide bootstrap with 1 critic update per step: beyond the paper, Q-filtered guide BC "
+       "(coefficient 0.4); guide warm-up; guide bootstrap"]),
      # a run saved before --guide-bootstrap had a flag (with the guide proposal's): guide BC kept the guide's actions,
      # so its target bootstrapped
      ({"guide_proposal": False, "guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2, "critic_layer_norm": True},
-      ["- algorithm: CAMEL+ + guide bootstrap with 2 critic updates per step, critic layer norm: beyond the paper, Q-filtered "
-       "guide BC (coefficient 0.4); guide warm-up; guide bootstrap; 2 critic updates per step; critic layer norm"]),
+      ["- algorithm: CAMEL+ + guide bootstrap + critic layer norm: beyond the paper, Q-filtered guide BC (coefficient 0.4); "
+       "guide warm-up; 2 critic updates per step; guide bootstrap; critic layer norm"]),
      ({"autotune": True}, [])],
 )  # fmt: skip
 def test_the_card_says_which_camel_plus_levers_the_run_used(args, line):

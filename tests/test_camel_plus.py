@@ -1,8 +1,8 @@
-"""camel_td3.py's CAMEL+, the default: its two parts beyond the paper, each set by its own flag (Q-filtered guide BC,
---guide-bc-coef; the guide warm-up, --warmup-actions guide), the critics' target TD3's with guide BC on, the probe
-beside them (--critic-updates-per-step), and --paper, every part off, which is the paper's CAMEL, also for a run saved
-before --paper existed; a run saved with a lever that has left the trainer (the guide bootstrap and critic layer norm
-among them) is refused."""
+"""camel_td3.py's CAMEL+, the default: its three parts beyond the paper, each set by its own flag (Q-filtered guide BC,
+--guide-bc-coef; the guide warm-up, --warmup-actions guide; two critic updates per step, --critic-updates-per-step 2),
+the critics' target TD3's with guide BC on, and --paper, every part off, which is the paper's CAMEL, also for a run
+saved before --paper existed; a run saved before --critic-updates-per-step resumes with TD3's one; a run saved with a
+lever that has left the trainer (the guide bootstrap and critic layer norm among them) is refused."""
 
 from copy import deepcopy as copy_module
 
@@ -223,11 +223,10 @@ def test_fast_guide_bc_update_computes_the_plain_one(hopper, masking_aware):
 
 def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
     default = cli_args(camel_td3.Args, [])
-    assert (default.guide_bc_coef, default.warmup_actions) == (0.4, "guide")
+    assert (default.guide_bc_coef, default.warmup_actions, default.critic_updates_per_step) == (0.4, "guide", 2)
     paper = cli_args(camel_td3.Args, ["--paper"])
-    assert (paper.guide_bc_coef, paper.warmup_actions) == (0.0, "uniform")
-    for args in (default, paper):  # the probe, a speed-for-samples trade, is off either way
-        assert args.critic_updates_per_step == 1
+    assert (paper.guide_bc_coef, paper.warmup_actions, paper.critic_updates_per_step) == (0.0, "uniform", 1)
+    assert cli_args(camel_td3.Args, ["--paper", "--critic-updates-per-step", "2"]).critic_updates_per_step == 2
     # the levers that lost or only watched have left the trainer (docs/design.md has their numbers)
     retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor", "guide_bootstrap",
                "critic_layer_norm"}  # fmt: skip
@@ -252,16 +251,23 @@ def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
     assert result.stdout.startswith("run r: Hopper-v4, TD3, steps 0-")
 
 
-def test_more_critic_updates_per_step_step_the_critics_that_many_times_and_the_actor_as_before(workdir):
+@pytest.mark.parametrize("flags, critic_updates", [
+    (["--llm-policy", "g.py"], 2),  # CAMEL+
+    (["--llm-policy", "g.py", "--paper"], 1),
+    (["--llm-policy", "g.py", "--critic-updates-per-step", "3"], 3),
+    ([], 1),  # without a guide, CAMEL+'s parts leave plain TD3
+])  # fmt: skip
+def test_the_critics_update_that_many_times_per_step_and_the_actor_as_in_td3(workdir, flags, critic_updates):
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     learning_starts = 300
     checkpoint = stop_after_first_checkpoint(workdir, [
-        "--llm-policy", "g.py", "--critic-updates-per-step", "3", "--total-timesteps", "100000",
+        *flags, "--total-timesteps", "100000",
         "--learning-starts", str(learning_starts), "--batch-size", "32", "--checkpoint-frequency", "500",
         "--eval-frequency", "100000"], "u")  # fmt: skip
     next_step = checkpoint["global_step"]  # steps 0 .. next_step - 1 ran; those after learning-starts updated
     update_steps = range(learning_starts + 1, next_step)
-    assert checkpoint["q_optimizer"]["state"][0]["step"].item() == 3 * len(update_steps)
+    assert checkpoint["q_optimizer"]["state"][0]["step"].item() == critic_updates * len(update_steps)
+    assert checkpoint["args"]["critic_updates_per_step"] == critic_updates  # saved as it ran (the model card shows it)
     assert checkpoint["actor_optimizer"]["state"][0]["step"].item() == sum(1 for step in update_steps if step % 2 == 0)
 
 
@@ -301,13 +307,18 @@ def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
     old = {"env_id": "Hopper-v4", "seed": 3, "llm_policy": "g.py", "total_timesteps": 1000, "mask_width": 0.3}
     torch.save({"args": old, "counters": {}}, tmp_path / "checkpoint.pt")
     args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.paper, args.guide_bc_coef, args.warmup_actions) == (True, 0.0, "uniform")
+    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (True, 0.0, "uniform", 1)
     assert (args.seed, args.mask_width) == (3, 0.3)
     # a run saved since keeps what it saved, CAMEL+ included
     new = {**old, **vars(cli_args(camel_td3.Args, ["--seed", "3"]))}
     torch.save({"args": new, "counters": {}}, tmp_path / "checkpoint.pt")
     args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.paper, args.guide_bc_coef, args.warmup_actions) == (False, 0.4, "guide")
+    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (False, 0.4, "guide", 2)
+    # one saved by the default before --critic-updates-per-step (CAMEL+ with 1 critic update per step) keeps its one
+    before = {name: value for name, value in new.items() if name != "critic_updates_per_step"}
+    torch.save({"args": before, "counters": {}}, tmp_path / "checkpoint.pt")
+    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
+    assert (args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (0.4, "guide", 1)
 
 
 @pytest.mark.parametrize("argv, flag, commit", [

@@ -362,7 +362,7 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     assert finished[0]["guide_calls"] == finished[1]["guide_calls"]  # the guide was not asked again on resuming
 
 
-SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "probe", "bookkeeping", "speed"],
+SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "bookkeeping", "speed"],
             "camel_sac.py": ["experiment", "SAC", "guide", "masking", "bookkeeping", "speed"]}  # fmt: skip
 
 

@@ -475,7 +475,7 @@ def test_saved_model_is_cleanrl_format_and_guides_another_run_as_expert(workdir)
 def test_a_finished_run_keeps_its_model_and_says_how_to_evaluate_it(workdir):
     result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST)  # saved without asking
     assert result.returncode == 0, result.stderr
-    model = "runs/r/camel_qbc_gwarm_noboot_ls200.cleanrl_model"  # named by the run's condition: CAMEL+, learning from 200
+    model = "runs/r/camel_qbc_gwarm_noboot_cu2_ls200.cleanrl_model"  # named by the run's condition: CAMEL+, learning from 200
     assert f"model saved to {model}" in result.stdout
     actor_state, _, _ = torch.load(workdir / model, weights_only=True)
     (command,) = [line.split("evaluate it:")[1].strip() for line in result.stdout.splitlines() if "evaluate it:" in line]

@@ -25,14 +25,18 @@ from camel_utils.conditions import condition_label, guide_label, is_hub_repo_id,
     ("sac_expert", "Expert masking (SAC)"),
     ("camel_tuned_prop_gwarm", "paper's CAMEL, tuned guide + guide proposal + guide warm-up"),
     ("camel_bc_gwarm", "paper's CAMEL, LLM-written guide + guide BC + guide bootstrap + guide warm-up"),
-    ("camel_qbc_gwarm_noboot", "CAMEL+, LLM-written guide"),  # the default
+    ("camel_qbc_gwarm_noboot_cu2", "CAMEL+, LLM-written guide"),  # the default
+    # the default until the probe's confirmation, with TD3's one critic update per step
+    ("camel_qbc_gwarm_noboot", "CAMEL+ with 1 critic update per step, LLM-written guide"),
     # the committed runs of the default until the guide bootstrap left (qbc brought it), and its ablation
-    ("camel_qbc_gwarm", "CAMEL+ + guide bootstrap, LLM-written guide"),
-    ("camel_boot_gwarm", "CAMEL+ w/o guide BC + guide bootstrap, LLM-written guide"),
-    ("camel_qbc", "CAMEL+ w/o guide warm-up + guide bootstrap, LLM-written guide"),
+    ("camel_qbc_gwarm", "CAMEL+ + guide bootstrap with 1 critic update per step, LLM-written guide"),
+    ("camel_boot_gwarm", "CAMEL+ w/o guide BC + guide bootstrap with 1 critic update per step, LLM-written guide"),
+    ("camel_qbc", "CAMEL+ w/o guide warm-up + guide bootstrap with 1 critic update per step, LLM-written guide"),
     ("camel_qbc_noboot", "paper's CAMEL, LLM-written guide + Q-filtered guide BC"),
-    ("standstill_qbc_gwarm", "CAMEL+ + guide bootstrap, poor guide (stands still)"),
-    ("camel_qbc_gwarm_noboot_cu2_ln", "CAMEL+ + 2 critic updates per step + critic layer norm, LLM-written guide"),
+    ("standstill_qbc_gwarm", "CAMEL+ + guide bootstrap with 1 critic update per step, poor guide (stands still)"),
+    # the probe's screen: critic layer norm (retired) on the default of then, and with 2 critic updates per step
+    ("camel_qbc_gwarm_noboot_ln", "CAMEL+ + critic layer norm with 1 critic update per step, LLM-written guide"),
+    ("camel_qbc_gwarm_noboot_cu2_ln", "CAMEL+ + critic layer norm, LLM-written guide"),
 ])  # fmt: skip
 def test_each_condition_is_labelled_by_what_guided_it_and_its_settings(condition, label):
     assert condition_label(condition) == label

@@ -30,5 +30,5 @@ def test_help_says_the_sentence():
 
 
 def test_the_model_card_says_the_sentence_for_camel_plus():
-    lines = camel_plus_lines({"guide_bc_coef": 0.4, "warmup_actions": "guide"})
+    lines = camel_plus_lines({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2})
     assert f"- {CAMEL_PLUS}" in lines

@@ -372,10 +372,10 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
 
 
 def test_a_first_run_plots_on_its_own(tmp_path):
-    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm_noboot__{seed}__{time}
+    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm_noboot_cu2__{seed}__{time}
     runs = tmp_path / "runs"
-    write_run(runs, "Hopper-v4__camel_qbc_gwarm_noboot__1__1700000000", line([5000, 10_000, 15_000], 0.01),
-              hyperparameters={"exp_name": "camel_qbc_gwarm_noboot", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel_qbc_gwarm_noboot_cu2__1__1700000000", line([5000, 10_000, 15_000], 0.01),
+              hyperparameters={"exp_name": "camel_qbc_gwarm_noboot_cu2", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
     result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -807,8 +807,8 @@ def test_readme_results_table_is_what_the_committed_runs_give():
     columns = {  # header -> (condition, seeds), or the guide's return
         "TD3": ("baseline", range(1, 6)),
         "paper's CAMEL": ("camel", range(1, 6)),
-        "**CAMEL+ (default)**": ("camel_qbc_gwarm_noboot", range(11, 16)),
-        "CAMEL+ + guide bootstrap": ("camel_qbc_gwarm", range(6, 11)),
+        "**CAMEL+ (default)**": ("camel_qbc_gwarm_noboot_cu2", range(16, 21)),
+        "CAMEL+ with 1 critic update per step": ("camel_qbc_gwarm_noboot", range(16, 21)),
         "LLM-written guide alone": ("camel", None),
     }
     rows = markdown_table_rows(os.path.join(REPO, "README.md"))
@@ -842,13 +842,18 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
         return f"{p:.3f}".rstrip("0").rstrip(".") if p < 0.1 else f"{p:.2g}"
 
     envs = {"Hopper": "Hopper-v4", "Walker2d": "Walker2d-v4", "Ant": "Ant-v4"}
-    default, plus_seeds = "camel_qbc_gwarm_noboot", range(11, 16)
-    for start, other, other_seeds in [("CAMEL+ (the default) ends above TD3", "baseline", range(1, 6)),
-                                      ("CAMEL+ ends above the paper's CAMEL", "camel", range(11, 16))]:
+    camel_plus, confirmation = "camel_qbc_gwarm_noboot_cu2", range(16, 21)  # the default, on its confirmation's seeds
+    default = "camel_qbc_gwarm_noboot"  # the default before it: 1 critic update per step (the ablation's, the probe's)
+    for start, plus_condition, plus_seeds, other, other_seeds in [
+        ("CAMEL+ (the default) ends above TD3", camel_plus, confirmation, "baseline", range(1, 6)),
+        ("CAMEL+ ends above the paper's CAMEL", camel_plus, confirmation, "camel", range(1, 6)),
+        ("CAMEL+ with 1 critic update per step (the default before it) ends above the paper's CAMEL", default, range(11, 16),
+         "camel", range(11, 16)),
+    ]:  # fmt: skip
         claim, numbers, _, ps, _ = row(start)
         expected_numbers, expected_ps, separable = [], [], []
         for short, env_id in envs.items():
-            plus = committed_finals(env_id, default, plus_seeds)
+            plus = committed_finals(env_id, plus_condition, plus_seeds)
             base = committed_finals(env_id, other, committed_seeds(env_id, other, other_seeds))
             expected_numbers.append(f"{short} {np.mean(plus):.0f} against {np.mean(base):.0f}")
             p = stats.permutation_p_value(plus, base)
@@ -858,6 +863,21 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
         assert numbers == ", ".join(expected_numbers), start
         assert ps == ", ".join(expected_ps), start
         assert all(separable) == claim.endswith("separable on every env"), start
+        named = [f"{env_id}" for env_id, on in zip(envs.values(), separable) if on]
+        assert all(separable) or not any(separable) or all(env_id in claim for env_id in named), start
+
+    # the probe's confirmation: two critic updates per step (CAMEL+) against one (the default of then), seeds 16-20
+    claim, numbers, _, ps, _ = row("Two critic updates per step (CAMEL+) end above one")
+    above, expected_numbers, p_values = 0, [], []
+    for short, env_id in envs.items():
+        two, one = committed_finals(env_id, camel_plus, confirmation), committed_finals(env_id, default, confirmation)
+        expected_numbers.append(f"{short} {np.mean(two):.0f} against {np.mean(one):.0f}")
+        p_values.append(stats.permutation_p_value(two, one))
+        above += np.mean(two) > np.mean(one)
+    assert numbers.startswith(", ".join(expected_numbers) + ";")
+    assert ps == ", ".join(p_text(p) for p in p_values)
+    assert f"on {['no', 'one', 'two', 'three'][above]} of three envs" in claim and above >= 2  # the rule that let them in
+    assert min(p_values) >= 0.05 and "none separably" in claim
 
     # the ablation's row: each part's cost is the difference of the means from the default of then, with its p
     claim, numbers, _, ps, _ = row("What each part of the default of then")
@@ -879,7 +899,7 @@ def test_claims_about_the_default_are_what_the_committed_runs_give():
     claim, numbers, _, ps, _ = row("Of the probe's levers on CAMEL+")
     screen_seeds = range(11, 14)
     plus = {env_id: committed_finals(env_id, default, screen_seeds) for env_id in envs.values()}
-    assert numbers.endswith("; CAMEL+ " + ", ".join(f"{np.mean(plus[env_id]):.0f}" for env_id in envs.values()))
+    assert numbers.endswith("; CAMEL+ with 1 critic update per step " + ", ".join(f"{np.mean(plus[env_id]):.0f}" for env_id in envs.values()))
     variants = {"2 critic updates": "cu2", "layer norm": "ln", "both": "cu2_ln"}
     for i, (part, variant) in enumerate(variants.items()):
         finals = {env_id: committed_finals(env_id, f"{default}_{variant}", screen_seeds) for env_id in envs.values()}
@@ -919,12 +939,12 @@ def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
         return {"env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": 100_000, "finished": finished,
                 "curves": {"eval/episodic_return": [[50_000, 1.0], [100_000, final]]}}  # fmt: skip
 
-    text = run_list([record("Hopper-v4", "camel_qbc_gwarm_noboot", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm_noboot", 11, 1500.6, "Intel X"),
+    text = run_list([record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 11, 1500.6, "Intel X"),
                      record("Hopper-v4", "baseline", 1, 400.0)])  # fmt: skip
     assert "3 runs, 0.30M environment steps in all" in text
     rows = [line for line in text.splitlines() if line.startswith("| Hopper-v4")]
     assert rows == ["| Hopper-v4 | baseline | TD3 | 1 | 100k | 1: 400 |",
-                    "| Hopper-v4 | camel_qbc_gwarm_noboot | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
+                    "| Hopper-v4 | camel_qbc_gwarm_noboot_cu2 | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
     assert "CPU model recorded by 1 of the 3 runs" in text and "Intel X" in text
 
 

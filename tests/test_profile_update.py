@@ -39,8 +39,9 @@ def test_the_limit_counts_the_fast_updates_matrix_products_as_computed_by_hand()
     per_update = critic_update + actor_update / 2  # the actor learns every second step (policy_frequency 2)
     assert per_update == 404_553_728  # 316,669,952 + 175,767,552 / 2
 
-    # CAMEL+ (the default): the critics' update is TD3's; the actor on the batch twice (its bounds and [-1, 1]), Q1 at
-    # its action, both critics at g(s) and at the unmasked action (the Q-filter), back through twice
+    # CAMEL+ (the default), per update (it makes two per env step): the critics' update is TD3's; the actor on the batch
+    # twice (its bounds and [-1, 1]), Q1 at its action, both critics at g(s) and at the unmasked action (the Q-filter),
+    # back through twice
     twice = 2 * batch
     plus_critic_update = critic_update
     plus_actor_update = products(

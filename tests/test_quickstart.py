@@ -22,7 +22,7 @@ def test_quickstart_trains_camel_and_td3_side_by_side_and_draws_both(tmp_path):
     result = quickstart(tmp_path, STEPS="400", EVAL_FREQUENCY="200")
     assert result.returncode == 0, result.stderr[-2000:]
     out = tmp_path / "qs"
-    for condition, guided in (("baseline", False), ("camel_qbc_gwarm_noboot", True)):  # TD3, and CAMEL at the trainer's default
+    for condition, guided in (("baseline", False), ("camel_qbc_gwarm_noboot_cu2", True)):  # TD3, and CAMEL at the trainer's default
         finished = json.loads((out / "runs" / f"Hopper-v4__{condition}__1" / "finished.json").read_text())
         assert finished["total_timesteps"] == 400 and (finished["guide_calls"] is not None) == guided
     assert finished["guide_file"]["path"] == "policies/hopper.py"
@@ -33,9 +33,9 @@ def test_quickstart_trains_camel_and_td3_side_by_side_and_draws_both(tmp_path):
     assert "CAMEL+, LLM-written guide" in result.stdout and "eval.png" in result.stdout
 
     # the commands a run prints work as printed, pasted where the user started the quickstart
-    log = (out / "runs" / "Hopper-v4__camel_qbc_gwarm_noboot__1" / "log.txt").read_text()
+    log = (out / "runs" / "Hopper-v4__camel_qbc_gwarm_noboot_cu2__1" / "log.txt").read_text()
     (evaluate,) = re.findall(r"evaluate it: +(python .+)", log)
-    assert "qs/runs/Hopper-v4__camel_qbc_gwarm_noboot__1/camel_qbc_gwarm_noboot.cleanrl_model" in evaluate
+    assert "qs/runs/Hopper-v4__camel_qbc_gwarm_noboot_cu2__1/camel_qbc_gwarm_noboot_cu2.cleanrl_model" in evaluate
     pasted = subprocess.run(["bash", "-c", evaluate.replace("python ", f"{sys.executable} ", 1)],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert pasted.returncode == 0, pasted.stderr

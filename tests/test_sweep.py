@@ -177,9 +177,10 @@ def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tm
 
 def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
     baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide,
-                                               VARIANT="qbc_gwarm_noboot"))  # fmt: skip
-    assert run.exp_name == "camel_qbc_gwarm_noboot"  # CAMEL+
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--warmup-actions", "guide", "--llm-policy", str(guide)]
+                                               VARIANT="qbc_gwarm_noboot_cu2"))  # fmt: skip
+    assert run.exp_name == "camel_qbc_gwarm_noboot_cu2"  # CAMEL+, camel_td3.py's default
+    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--warmup-actions", "guide",
+                                            "--critic-updates-per-step", "2", "--llm-policy", str(guide)]  # fmt: skip
     assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
     (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
     assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--llm-policy", str(guide)]  # not only levers: EXTRA_ARGS gives its flags
@@ -258,7 +259,7 @@ def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(r
     ({"VARIANT": "qbc_gwarm_noboot plain qbc_gwarm_noboot"}, "VARIANT names a variant twice"),
     ({"VARIANT": "qbc_gwarm_noboot prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
     ({"VARIANT": "qbc_gwarm"}, "the guide bootstrap \\(which qbc brings unless noboot follows\\) has left camel_td3.py; its runs were "
-                               "made with commit [0-9a-f]{7} or before. CAMEL\\+ is VARIANT=qbc_gwarm_noboot"),
+                               "made with commit [0-9a-f]{7} or before. CAMEL\\+ is VARIANT=qbc_gwarm_noboot_cu2"),
     ({"VARIANT": "boot_gwarm"}, "the guide bootstrap .* has left camel_td3.py"),
     ({"VARIANT": "gwarm plain", "CONDITIONS": "camel camel_gwarm=/etc/hostname", "LLM_POLICY": "/etc/hostname"},
      "two conditions of CONDITIONS and VARIANT would both be named camel_gwarm: rename the NAME=FILE.py one"),
@@ -482,7 +483,7 @@ def test_more_workers_than_cores_is_said_before_the_runs(tmp_path):
     assert "note: WORKERS" not in fits.stdout
 
 
-@pytest.mark.parametrize("variant", ["qbc_gwarm_noboot", "plain prop_gwarm"])
+@pytest.mark.parametrize("variant", ["qbc_gwarm_noboot_cu2", "plain prop_gwarm"])
 def test_camel_plus_levers_on_the_sac_trainer_are_refused_not_run_as_the_paper(repo, tmp_path, variant):
     (repo / "camel_sac.py").write_text("")
     lever = variant.split()[-1]
