@@ -441,8 +441,6 @@ def update_targets(networks, target_networks, tau):
 
 if __name__ == "__main__":
     args, checkpoint = parse_args(Args, "camel_td3.py", positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
-    if not (args.llm_policy or args.expert_model or args.random_guide):
-        args.critic_updates_per_step = 1  # CAMEL+'s parts need a guide: without one, plain TD3 (saved as it runs)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -462,6 +460,8 @@ if __name__ == "__main__":
     # CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain TD3); an
     # LLM-written guide is tried on states of the evaluation env first, so the training env starts untouched
     guide = checked_guide(args, eval_env, rng)
+    if guide is None:
+        args.critic_updates_per_step = 1  # CAMEL+'s parts need a guide: without one, plain TD3 (saved as it runs, by Run)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_utils/run.py)
     run = Run(args, "camel_td3.py", checkpoint, env, eval_env, guide, rng, device)

@@ -199,7 +199,7 @@ def levers_label(guide, levers):
         if sum(parts.values()) + bootstrap >= 2:
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
             name += " + guide bootstrap" if bootstrap else ""
-            name += " + critic layer norm" if "ln" in levers else ""
+            name += f" + {VARIANT_LABELS['ln'][1]}" if "ln" in levers else ""
             name += "" if "cu2" in levers else ONE_CRITIC_UPDATE
             return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
     parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
@@ -260,7 +260,8 @@ def camel_plus_parts(args):
     had a flag bootstrapped from the guide wherever it kept the guide's actions, which guide BC (or the guide proposal)
     made it do; one saved before --critic-updates-per-step had TD3's one."""
     args = {**args, "guide_bootstrap": ran_guide_bootstrap(args)}
-    return [name.format(args[arg]) for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items() if args.get(arg) not in (paper, None)]
+    return [name.format(args[arg]) for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items()
+            if args.get(arg) not in (paper, None)]  # fmt: skip
 
 
 def method_name(args, script="camel_td3.py", guided=True):

@@ -15,6 +15,7 @@ from camel_utils import fast_update
 from camel_td3 import ReplayBuffer, mask_bounds
 from camel_utils.guide import to_env_units
 from camel_td3 import Actor, QNetwork, update_actor_with_guide_bc, update_critics
+from camel_utils.conditions import CAMEL_PLUS_CRITIC_UPDATES
 from camel_utils.run import cli_args, resume_args
 from camel_utils.fast_update import fuse_critics
 from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
@@ -224,6 +225,7 @@ def test_fast_guide_bc_update_computes_the_plain_one(hopper, masking_aware):
 def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
     default = cli_args(camel_td3.Args, [])
     assert (default.guide_bc_coef, default.warmup_actions, default.critic_updates_per_step) == (0.4, "guide", 2)
+    assert default.critic_updates_per_step == CAMEL_PLUS_CRITIC_UPDATES  # the names' and the card's home of the number
     paper = cli_args(camel_td3.Args, ["--paper"])
     assert (paper.guide_bc_coef, paper.warmup_actions, paper.critic_updates_per_step) == (0.0, "uniform", 1)
     assert cli_args(camel_td3.Args, ["--paper", "--critic-updates-per-step", "2"]).critic_updates_per_step == 2
