@@ -34,7 +34,7 @@ MIN_MASK_WIDTH = 1e-3  # the least --mask-width (see its help)
 @dataclass
 class Args:
     """CAMEL-SAC: CleanRL's SAC with the paper's CAMEL (action masking around a guide's action, the masking-aware
-    actor, epsilon masking); no CAMEL+ parts (camel_td3.py has them).
+    actor, epsilon masking); no CAMEL+ parts (camel_plus_td3.py has them).
 
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
@@ -43,11 +43,9 @@ class Args:
       --resume runs/RUN  continue a stopped run
       --seed             one seed of a sweep (scripts/sweep.py runs many)"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
-    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. sac_camel)")] = None
-    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    sac_baseline without a guide, sac_camel for CAMEL-SAC with a guide file (camel_utils/conditions.py);
-    it names the method and the kind of guide, not the file itself or the mask's settings:
-    give runs of other guide files or settings an --exp-name of their own"""
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: camel_sac; sac without a guide)")] = None
+    """the name of this experiment, as CleanRL's: the script's name (sac for a run without a guide); it names the
+    method, not the guide file (runs record its sha256) or the settings: give an ablation an --exp-name of its own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -201,34 +199,21 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+ guide BC): the guide's action in s, in
-    # the env's units, with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
-    guide_actions: Optional[torch.Tensor] = None
-    has_guide: Optional[torch.Tensor] = None
 
 
 class ReplayBuffer:
-    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    keep_guide_actions=True, the guide's action in s).
+    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s'.
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
 
-    def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
+    def __init__(self, buffer_size, obs_dim, action_dim, device):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
-        if keep_guide_actions:
-            self.widths += [action_dim, 1]
-        self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
-    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None):
-        """guide_action: the guide's action in s (env units; None where it failed), kept in a buffer made with
-        keep_guide_actions=True."""
-        columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
-        if self.keeps_guide_actions:
-            columns += [np.zeros(self.action_dim) if guide_action is None else guide_action, [float(guide_action is not None)]]
-        row = np.concatenate(columns, dtype=np.float32)
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high):
+        row = np.concatenate([obs, next_obs, action, [reward], [done], low, high, next_low, next_high], dtype=np.float32)
         self.data[self.pos] = torch.from_numpy(row).to(self.device)
         self.pos = (self.pos + 1) % self.buffer_size
         self.size = min(self.size + 1, self.buffer_size)
@@ -243,10 +228,7 @@ class ReplayBuffer:
 
     def load_state_dict(self, state):
         self.pos, self.size = state["pos"], state["size"]
-        data = state["data"]
-        if self.keeps_guide_actions and data.shape[1] == self.data.shape[1] + self.action_dim + 1:
-            data = data[:, : self.data.shape[1]]  # saved before the guide bootstrap left: g(s') in the last columns
-        self.data[: self.size] = data.to(self.device)
+        self.data[: self.size] = state["data"].to(self.device)
 
 
 # ALGO LOGIC: initialize agent here:

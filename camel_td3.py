@@ -5,20 +5,18 @@
 #   - action masking: with probability epsilon a step's action is confined to the box [g(s) - w, g(s) + w]
 #     (draw_bounds); the replay buffer keeps the bounds (low, high) of s and of s' beside each transition
 #   - the masking-aware actor: it sees (obs, low, high) and maps its tanh output into the box (Actor, below)
-#   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends acting unmasked (epsilon_at; CAMEL+'s
-#     guide BC goes on using g(s) to the end)
+#   - epsilon masking: epsilon falls linearly from 1 to 0, so the agent ends acting unmasked (epsilon_at)
 #   - the TD target: the target actor acts, and its smoothing noise is clamped, inside the bounds stored for s'
 #     (target_action, below)
-# and, marked "CAMEL+:", the three parts of the default (CAMEL+) beyond the paper, each switched by its own flag and
-# described in Args' docstring: Q-filtered guide BC (--guide-bc-coef, update_actor_with_guide_bc), the guide warm-up
-# (--warmup-actions guide) and two critic updates per step (--critic-updates-per-step 2); --paper turns all three off.
+# Without a guide it is CleanRL's TD3. CAMEL+, the paper's CAMEL plus three parts, is camel_plus_td3.py: this file
+# with those parts added (`diff camel_td3.py camel_plus_td3.py`; tests/test_trainers_agree.py keeps the rest the same).
 # What is not the algorithm is in camel_utils/, as CleanRL keeps cleanrl_utils/: loading and checking guides (guide.py),
 # run bookkeeping (run.py: argument checks, checkpoints, resuming, charts, unmasked evaluations, progress) and the same
 # update computed faster, behind --fast-update (fast_update.py).
 import logging
 import random
 from dataclasses import dataclass
-from typing import Annotated, Literal, NamedTuple, Optional
+from typing import Annotated, NamedTuple, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -29,34 +27,28 @@ import torch.optim as optim
 import tyro
 
 from camel_utils import fast_update
-from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT, LAYER_NORM_LAST_COMMIT, SCREEN_LEVERS_LAST_COMMIT, ran_guide_bootstrap
 from camel_utils.guide import action_scale_bias, full_bounds, to_env_units, track_robot_camera
 from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, parse_args
 
 
 @dataclass
 class Args:
-    """CAMEL-TD3: CleanRL's TD3, guided by a controller a language model wrote (arXiv 2502.11896).
-    CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled
-    towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
-    warm-up (before learning starts, masked steps take the guide's action plus noise) and two critic updates per step
-    (each on its own batch; the actor learns as in TD3); --paper turns all three off.
+    """CAMEL-TD3: CleanRL's TD3 guided by a controller a language model wrote, the paper's CAMEL (arXiv 2502.11896):
+    action masking around the guide's action, the masking-aware actor and epsilon masking. Without a guide, TD3.
+    (camel_plus_td3.py is CAMEL+: this with Q-filtered guide BC, the guide warm-up and two critic updates per step.)
 
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
       --llm-policy       the guide file, e.g. policies/hopper.py (without a guide: plain TD3)
-      --total-timesteps  1M: about 3.6-4 h on one core (docs/benchmark.md)
-      --paper            the paper's CAMEL
+      --total-timesteps  1M by default (docs/benchmark.md: hours per 1M steps)
       --resume runs/RUN  continue a stopped run
       --seed             one seed of a sweep (scripts/sweep.py runs many)
 
     Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; curves: tensorboard --logdir runs"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
-    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: the run's condition, e.g. camel_qbc_gwarm_noboot_cu2)")] = None
-    """the name of this experiment; by default the condition its flags make, as scripts/sweep.py names runs:
-    baseline without a guide, camel for the paper's CAMEL, camel_qbc_gwarm_noboot_cu2 for CAMEL+ (camel_utils/conditions.py);
-    it names the method and the kind of guide (camel: a guide file), not the file itself or the mask's settings:
-    give runs of other guide files or settings an --exp-name of their own"""
+    exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: camel_td3; td3 without a guide)")] = None
+    """the name of this experiment, as CleanRL's: the script's name (td3 for a run without a guide); it names the
+    method, not the guide file (runs record its sha256) or the settings: give an ablation an --exp-name of its own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
@@ -75,7 +67,7 @@ class Args:
     """save the model at the end as `runs/{run_name}/{exp_name}.cleanrl_model` (CleanRL's format; skip with --no-save-model)"""
     upload_model: Optional[str] = None
     """after the run, upload the model, a model card, the scalars and the arguments to this Hugging Face repo
-    (owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
+    (owner/name, e.g. you/Hopper-v4-camel_td3-seed1; token from HF_TOKEN or `hf auth login`; camel_utils/hub.py)"""
 
     # TD3: CleanRL's algorithm flags (the env, the length of the run, the hyperparameters)
     env_id: str = "Hopper-v4"
@@ -111,8 +103,7 @@ class Args:
     """guide from a trained actor: a `.cleanrl_model` file, or a Hugging Face repo id
     (e.g. cleanrl/Hopper-v4-td3_continuous_action-seed1; downloaded once, then cached)"""
     random_guide: bool = False
-    """guide with a uniformly random action at every step (with --paper: the paper's random-masking control;
-    without it, CAMEL+ on a random guide)"""
+    """guide with a uniformly random action at every step (the paper's random-masking control)"""
     # masking: the paper's CAMEL (the box around the guide's action, the masking-aware actor, epsilon masking)
     mask_width: float = 0.6
     """half-width w of the box [g(s) - w, g(s) + w] in the normalised action space [-1, 1]
@@ -125,22 +116,6 @@ class Args:
     """mask with a decaying probability (off: the 'w/o EM' ablation, every step is masked)"""
     guide_timeout: float = 1.0
     """seconds a single guide call may take before that step goes unmasked"""
-    # CAMEL+: the default's three parts beyond the paper (docs/design.md); --paper gives each the paper's value
-    paper: bool = False
-    """run the paper's CAMEL exactly: --guide-bc-coef 0, --warmup-actions uniform and --critic-updates-per-step 1 where the command does not set them;
-    a lever flag beside --paper still applies (scripts/sweep.py runs variants so)"""
-    guide_bc_coef: float = 0.4
-    """Q-filtered guide BC: pull the unmasked actor (bounds [-1, 1]) towards g(s) on the rows where the critics value g(s) at least as high as its own action:
-    min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s, actor(s)) (Nair et al. 2018's Q-filter);
-    the actor loss gains coef * mean|Q1| * mean squared distance to g(s) in normalised units (0: off; --paper: 0)"""
-    warmup_actions: Literal["uniform", "guide"] = "guide"
-    """the guide warm-up: before learning starts, masked steps take the guide's action plus Gaussian noise (of scale exploration-noise) clamped into the box;
-    uniform: uniform in the box, as the paper (--paper: uniform)"""
-    critic_updates_per_step: int = 2
-    """two critic updates per step: the critics learn this many times per environment step, each on its own batch;
-    the actor and the targets as in TD3 (every policy-frequency steps, on the last batch); 2 costs about 1.5x the time per step
-    (TD3, CleanRL and --paper: 1; without a guide, 1: plain TD3)"""
-
     # bookkeeping: evaluations, checkpoints, resuming, the run folder, threads
     eval_frequency: int = 5000
     """evaluate the actor without any mask every this many steps (logged as eval/episodic_return)"""
@@ -171,36 +146,6 @@ class Args:
     """torch.compile the (plain) update and the acting step (falls back to eager, with a message, where it fails)"""
     cudagraphs: bool = True
     """on a CUDA device with --compile, also capture them in CUDA graphs (torch.compile's reduce-overhead mode)"""
-
-    # what --paper sets where no flag of the command sets it: the paper's CAMEL (camel_utils.run.cli_args)
-    PAPER_VALUES = {"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 1}
-    # levers that left the trainer (docs/design.md): their value in this version, and the last commit that had them; a
-    # run saved with another value cannot be resumed by this version
-    RETIRED = {"guide_proposal": (False, SCREEN_LEVERS_LAST_COMMIT), "guide_bc_fade": (False, SCREEN_LEVERS_LAST_COMMIT),
-               "guide_bc_q_filter": (True, SCREEN_LEVERS_LAST_COMMIT), "averaged_actor_rate": (0.0, SCREEN_LEVERS_LAST_COMMIT),
-               "keep_best_actor": (False, SCREEN_LEVERS_LAST_COMMIT),
-               "guide_bootstrap": (False, BOOTSTRAP_LAST_COMMIT), "critic_layer_norm": (False, LAYER_NORM_LAST_COMMIT)}
-
-    @staticmethod
-    def values_before_saved(saved):
-        """The settings of a checkpoint's run, with those it did not save as it ran them (camel_utils.run.resume_args):
-        before CAMEL+ became the default every run was the paper's CAMEL; before --guide-bootstrap had a flag, the TD
-        target bootstrapped from the guide wherever the buffer kept the guide's actions, which guide BC made it do;
-        before --critic-updates-per-step the critics learned once per step.
-        Refuses a run that used a lever which has left the trainer (the guide bootstrap among them)."""
-        values = dict(saved)
-        if "paper" not in saved:  # saved before --paper: the paper's CAMEL, its guide BC (if any) fading and unfiltered
-            before_paper = {"paper": True, "guide_bc_coef": 0.0, "warmup_actions": "uniform", "guide_bc_fade": True, "guide_bc_q_filter": False}
-            values = {**before_paper, **values}
-        values.setdefault("critic_updates_per_step", 1)  # saved before the flag: TD3's one update
-        values["guide_bootstrap"] = ran_guide_bootstrap(values)  # a run that did is refused below
-        inert = values["guide_bc_coef"] == 0  # fading and filtering BC mean nothing without BC
-        used = [name for name, (value, _) in Args.RETIRED.items() if values.get(name, value) != value and not (inert and name.startswith("guide_bc"))]
-        if used:
-            flag, commit = ("--no-" if values[used[0]] is False else "--") + used[0].replace("_", "-"), Args.RETIRED[used[0]][1]
-            raise ValueError(f"the run used {flag}, which left camel_td3.py after commit {commit}; resume it with that commit "
-                             f"(git checkout {commit})")  # fmt: skip
-        return values
 
 
 # ---- The env, as CleanRL makes it -----------------------------------------------------------------------------------
@@ -262,34 +207,21 @@ class ReplayBatch(NamedTuple):
     high: torch.Tensor
     next_low: torch.Tensor
     next_high: torch.Tensor
-    # only in a buffer made with keep_guide_actions=True (camel_td3.py's CAMEL+ guide BC): the guide's action in s, in
-    # the env's units, with 1 where the guide gave one (0 where it failed there, the action columns holding zeros)
-    guide_actions: Optional[torch.Tensor] = None
-    has_guide: Optional[torch.Tensor] = None
 
 
 class ReplayBuffer:
-    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s' (and, with
-    keep_guide_actions=True, the guide's action in s).
+    """Ring buffer of transitions that, for CAMEL, also keeps the action bounds of s and of s'.
 
     One float32 tensor holds every field side by side, so storing a transition is one row copy and
     sampling a batch is one gather; the fields are column slices of it (see ReplayBatch)."""
 
-    def __init__(self, buffer_size, obs_dim, action_dim, device, keep_guide_actions=False):
+    def __init__(self, buffer_size, obs_dim, action_dim, device):
         self.widths = [obs_dim, obs_dim, action_dim, 1, 1] + [action_dim] * 4  # in ReplayBatch's order
-        if keep_guide_actions:
-            self.widths += [action_dim, 1]
-        self.action_dim, self.keeps_guide_actions = action_dim, keep_guide_actions
         self.buffer_size, self.device, self.pos, self.size = buffer_size, device, 0, 0
         self.data = torch.zeros((buffer_size, sum(self.widths)), dtype=torch.float32, device=device)
 
-    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high, guide_action=None):
-        """guide_action: the guide's action in s (env units; None where it failed), kept in a buffer made with
-        keep_guide_actions=True."""
-        columns = [obs, next_obs, action, [reward], [done], low, high, next_low, next_high]
-        if self.keeps_guide_actions:
-            columns += [np.zeros(self.action_dim) if guide_action is None else guide_action, [float(guide_action is not None)]]
-        row = np.concatenate(columns, dtype=np.float32)
+    def add(self, obs, next_obs, action, reward, done, low, high, next_low, next_high):
+        row = np.concatenate([obs, next_obs, action, [reward], [done], low, high, next_low, next_high], dtype=np.float32)
         self.data[self.pos] = torch.from_numpy(row).to(self.device)
         self.pos = (self.pos + 1) % self.buffer_size
         self.size = min(self.size + 1, self.buffer_size)
@@ -304,10 +236,7 @@ class ReplayBuffer:
 
     def load_state_dict(self, state):
         self.pos, self.size = state["pos"], state["size"]
-        data = state["data"]
-        if self.keeps_guide_actions and data.shape[1] == self.data.shape[1] + self.action_dim + 1:
-            data = data[:, : self.data.shape[1]]  # saved before the guide bootstrap left: g(s') in the last columns
-        self.data[: self.size] = data.to(self.device)
+        self.data[: self.size] = state["data"].to(self.device)
 
 
 # ALGO LOGIC: initialize agent here:
@@ -411,28 +340,6 @@ def update_actor(data, actor, qf1, actor_optimizer):
     return actor_loss.detach()
 
 
-def update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, bc_weight):
-    """CAMEL+ Q-filtered guide BC (--guide-bc-coef): TD3's actor loss -mean Q1(s, actor(s, low, high)) plus bc_weight *
-    mean|Q1| (held fixed) * the mean, over the rows where the guide gave g(s) and min(Q1, Q2)(s, g(s)) >= min(Q1, Q2)(s,
-    actor(s, -1, 1)), of the squared distance between the unmasked actor's action actor(s, -1, 1) and g(s), in
-    normalised units, averaged over the action's dimensions. Returns the loss, the BC part and the share of the batch's
-    rows in it."""
-    q = qf1(data.observations, actor(data.observations, data.low, data.high))
-    free_action = actor(data.observations, -torch.ones_like(data.low), torch.ones_like(data.high))
-    with torch.no_grad():  # the Q-filter: BC only where the critics do not value the actor's own action higher
-        def min_q(a):
-            return torch.min(qf1(data.observations, a), qf2(data.observations, a))
-
-        rows = data.has_guide * (min_q(data.guide_actions) >= min_q(free_action)).float()
-    distance = ((free_action - data.guide_actions) / actor.action_scale).pow(2).mean(1, keepdim=True)
-    bc_loss = (distance * rows).sum() / rows.sum().clamp(min=1.0)
-    actor_loss = -q.mean() + bc_weight * q.abs().mean().detach() * bc_loss
-    actor_optimizer.zero_grad()
-    actor_loss.backward()
-    actor_optimizer.step()
-    return actor_loss.detach(), bc_loss.detach(), rows.mean()
-
-
 def update_targets(networks, target_networks, tau):
     """CleanRL's soft update, target <- tau * online + (1 - tau) * target, for every parameter of the networks, as one
     lerp target + tau * (online - target) (the rounding the committed runs were made with)."""
@@ -440,7 +347,7 @@ def update_targets(networks, target_networks, tau):
         torch._foreach_lerp_([p for net in target_networks for p in net.parameters()], [p for net in networks for p in net.parameters()], tau)
 
 if __name__ == "__main__":
-    args, checkpoint = parse_args(Args, "camel_td3.py", positive=["policy_frequency", "critic_updates_per_step"])  # a resumed run's own; checked before anything is written
+    args, checkpoint = parse_args(Args, "camel_td3.py", positive=["policy_frequency"])  # a resumed run's own; checked before anything is written
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -460,8 +367,6 @@ if __name__ == "__main__":
     # CAMEL: the guide g(s), an LLM-written policy file, an expert actor, random actions, or None (plain TD3); an
     # LLM-written guide is tried on states of the evaluation env first, so the training env starts untouched
     guide = checked_guide(args, eval_env, rng)
-    if guide is None:
-        args.critic_updates_per_step = 1  # CAMEL+'s parts need a guide: without one, plain TD3 (saved as it runs, by Run)
     obs_dim, action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
     # the TensorBoard writer, checkpoints, charts every 100 steps, unmasked evaluations, the summary (camel_utils/run.py)
     run = Run(args, "camel_td3.py", checkpoint, env, eval_env, guide, rng, device)
@@ -487,18 +392,14 @@ if __name__ == "__main__":
         fast_update.fuse_critics(qf1_target, qf2_target)
     critic_step = fast_update.update_critics if fast else update_critics
     actor_step = fast_update.update_actor if fast else update_actor
-    actor_step_with_guide_bc = fast_update.update_actor_with_guide_bc if fast else update_actor_with_guide_bc
     # fused Adam: one kernel for all parameters (torch.compile makes its own); capturable keeps its step count on the
     # GPU, as CUDA graphs need
     cudagraphs = args.compile and args.cudagraphs and device.type == "cuda"
     q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
     actor_optimizer = optim.Adam(list(actor.parameters()), lr=args.learning_rate, fused=not args.compile, capturable=cudagraphs)
 
-    # CAMEL+: guide BC needs g(s) in every batch, the guide warm-up g(s) at every step
-    guide_bc = guide is not None and args.guide_bc_coef > 0
-    guide_every_step = guide is not None and (guide_bc or args.warmup_actions == "guide")
-    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition (CAMEL+ guide BC: and g(s))
-    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device, keep_guide_actions=guide_bc)
+    # CAMEL: the replay buffer keeps the bounds of s and of s' beside each transition
+    rb = ReplayBuffer(min(args.buffer_size, args.total_timesteps), obs_dim, action_dim, device)
 
     if args.compile:
         # the optimisers' profiler markers cannot be compiled; Dynamo says so once per function, harmlessly
@@ -507,34 +408,24 @@ if __name__ == "__main__":
         explore = CompiledOrEager(explore, mode)
         critic_step = CompiledOrEager(critic_step, mode)
         actor_step = CompiledOrEager(actor_step, mode)
-        actor_step_with_guide_bc = CompiledOrEager(actor_step_with_guide_bc, mode)  # CAMEL+
 
     # what checkpoints hold by name (with the counters, every random generator and, CAMEL: the guide's call counts);
-    # a resumed run restores them here, and the episode it was stopped in: the env, obs, its bounds and (CAMEL+) g(s)
-    # (obs None: an episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked
-    # evaluations run
-    start_step, (obs, low, high, masked, guide_action) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
+    # a resumed run restores them here, and the episode it was stopped in: the env, obs and its bounds (obs None: an
+    # episode starts at the top of the loop). The actor, under the full bounds, is what the unmasked evaluations run
+    start_step, (obs, low, high, masked) = run.start({"actor": actor, "qf1": qf1, "qf2": qf2, "target_actor": target_actor,
                                                       "qf1_target": qf1_target, "qf2_target": qf2_target, "q_optimizer": q_optimizer,
-                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor, loop_size=5)  # fmt: skip
-    if guide_every_step and obs is not None and guide_action is None:  # CAMEL+: a checkpoint that did not keep g(s)
-        guide_action = guide(obs)
-    actor_loss = bc_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
+                                                      "actor_optimizer": actor_optimizer, "replay_buffer": rb}, policy=actor)  # fmt: skip
+    actor_loss = None  # until this process's first actor update (a resumed run may log a critic step before it)
     try:
         for global_step in range(start_step, args.total_timesteps):
             epsilon = epsilon_at(global_step, args, guide)  # CAMEL: the probability that this step is masked
             if obs is None:
                 obs, _ = env.reset(seed=args.seed if global_step == 0 else None)
-                guide_action = guide(obs) if guide_every_step else None  # CAMEL+
-                bounds_guide = (lambda _obs: guide_action) if guide_every_step else guide  # the guide, asked once
-                low, high, masked = draw_bounds(bounds_guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
+                low, high, masked = draw_bounds(guide, obs, epsilon, args.mask_width, action_dim, rng)  # CAMEL: bounds of s
 
             # ALGO LOGIC: put action logic here (CAMEL: actions stay inside [low, high])
             if global_step < args.learning_starts:
-                if args.warmup_actions == "guide" and masked:  # CAMEL+: the guide's own action, with noise, in the box
-                    noisy_guide_action = guide_action + rng.normal(0.0, args.exploration_noise, action_dim)
-                    actions = to_env_units(np.clip(noisy_guide_action, low, high), env.action_space)
-                else:
-                    actions = to_env_units(rng.uniform(low, high), env.action_space)
+                actions = to_env_units(rng.uniform(low, high), env.action_space)
             else:
                 with torch.no_grad():  # one copy to the device for obs and bounds together
                     x = torch.as_tensor(np.concatenate([obs, low, high]), dtype=torch.float32, device=device)
@@ -550,27 +441,20 @@ if __name__ == "__main__":
                 writer.add_scalar("charts/episodic_length", info["episode"]["l"], global_step)
 
             # CAMEL: the bounds of s' are drawn now, with the next step's epsilon (the next step acts in s')
-            next_guide_action = guide(next_obs) if guide_every_step else None  # CAMEL+
-            bounds_guide = (lambda _obs: next_guide_action) if guide_every_step else guide  # the guide, asked once
             next_low, next_high, next_masked = draw_bounds(
-                bounds_guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
+                guide, next_obs, epsilon_at(global_step + 1, args, guide), args.mask_width, action_dim, rng
             )
-            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s'; CAMEL+ guide BC: and g(s))
-            guide_env_action = None if not rb.keeps_guide_actions or guide_action is None else to_env_units(guide_action, env.action_space)
-            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high, guide_env_action)
+            # TRY NOT TO MODIFY: save data to reply buffer (CAMEL: with the bounds of s and of s')
+            rb.add(obs, next_obs, actions, reward, terminated, low, high, next_low, next_high)
 
             # ALGO LOGIC: training.
             if global_step > args.learning_starts:
-                for _ in range(args.critic_updates_per_step):  # CAMEL+: 2 (TD3: 1); the actor learns on the last batch
-                    data = rb.sample(args.batch_size)
-                    qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = critic_step(
-                        data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
-                    )
+                data = rb.sample(args.batch_size)
+                qf1_a_values, qf2_a_values, qf1_loss, qf2_loss = critic_step(
+                    data, target_actor, qf1, qf2, qf1_target, qf2_target, q_optimizer, args.gamma, args.policy_noise, args.noise_clip
+                )
                 if global_step % args.policy_frequency == 0:
-                    if guide_bc:  # CAMEL+: and towards the guide, where the critics do not value the actor's own action higher
-                        actor_loss, bc_loss, bc_rows = actor_step_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, args.guide_bc_coef)
-                    else:
-                        actor_loss = actor_step(data, actor, qf1, actor_optimizer)
+                    actor_loss = actor_step(data, actor, qf1, actor_optimizer)
                     # update the target networks
                     update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], args.tau)
 
@@ -582,17 +466,13 @@ if __name__ == "__main__":
                     writer.add_scalar("losses/qf_loss", (qf1_loss.item() + qf2_loss.item()) / 2.0, global_step)
                     if actor_loss is not None:
                         writer.add_scalar("losses/actor_loss", actor_loss.item(), global_step)
-                    if bc_loss is not None:  # CAMEL+: the guide-BC part of the last actor update and its share of rows
-                        writer.add_scalar("losses/guide_bc_loss", bc_loss.item(), global_step)
-                        writer.add_scalar("charts/guide_bc_rows", bc_rows.item(), global_step)
 
             # charts every 100 steps, unmasked evaluations, checkpoints, a stop request (camel_utils/run.py): a
-            # checkpoint keeps the episode under way, s', its bounds and (CAMEL+) g(s'), for a resumed run to continue
-            run.after_step(global_step, info, epsilon, masked, terminated or truncated,
-                           (next_obs, next_low, next_high, next_masked, next_guide_action))  # fmt: skip
+            # checkpoint keeps the episode under way, s' and its bounds, for a resumed run to continue
+            run.after_step(global_step, info, epsilon, masked, terminated or truncated, (next_obs, next_low, next_high, next_masked))
 
-            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along; CAMEL+: g(s'))
-            obs, low, high, masked, guide_action = next_obs, next_low, next_high, next_masked, next_guide_action
+            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook (CAMEL: the bounds drawn for s' come along)
+            obs, low, high, masked = next_obs, next_low, next_high, next_masked
             if terminated or truncated:
                 obs = None
     except KeyboardInterrupt:

@@ -200,7 +200,7 @@ def levers_label(guide, levers):
             name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
             name += " + guide bootstrap" if bootstrap else ""
             name += f" + {VARIANT_LABELS['ln'][1]}" if "ln" in levers else ""
-            name += "" if "cu2" in levers else ONE_CRITIC_UPDATE
+            name += "" if "cu2" in levers else " with 1 critic update per step"
             return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
     parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
     if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
@@ -228,85 +228,37 @@ def order_key(condition):
     return (sac, rank.index(guide) if guide in rank else len(rank), guide, levers, learning_starts or 0, no_ma_em)
 
 
-# ---- The methods: CAMEL+ and its parts -----------------------------------------------------------------------------
-CAMEL_PLUS = ("CAMEL+ (the default) is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is "
-              "pulled towards the guide's action wherever the critics value the guide's action at least as high as its "
-              "own), the guide warm-up (before learning starts, masked steps take the guide's action plus noise) and two "
-              "critic updates per step (each on its own batch; the actor learns as in TD3); --paper turns all three off.")
-# camel_td3.py's arguments for CAMEL+'s parts: each with its value in the paper's CAMEL and its name (with the value)
-CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.0, "Q-filtered guide BC"), "warmup_actions": ("uniform", "guide warm-up"),
-                    "critic_updates_per_step": (1, "{} critic updates per step")}
-CAMEL_PLUS_CRITIC_UPDATES = 2  # CAMEL+'s --critic-updates-per-step
-ONE_CRITIC_UPDATE = " with 1 critic update per step"  # CAMEL+ as it was until the probe's confirmation (TD3's one)
-# parts that have left the default and the trainer, which runs saved before then may have used
-RETIRED_PARTS = {"guide_bootstrap": (False, "guide bootstrap"), "critic_layer_norm": (False, "critic layer norm")}
+# ---- The methods: one trainer file each --------------------------------------------------------------------------
+CAMEL_PLUS = ("CAMEL+ is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled towards "
+              "the guide's action wherever the critics value the guide's action at least as high as its own), the guide "
+              "warm-up (before learning starts, masked steps take the guide's action plus noise) and two critic updates "
+              "per step (each on its own batch; the actor learns as in TD3).")
+# {script: (the method it runs with a guide, without one)}; camel_plus_td3.py refuses to run without a guide
+METHODS = {"camel_td3.py": ("the paper's CAMEL", "TD3"), "camel_plus_td3.py": ("CAMEL+", None), "camel_sac.py": ("CAMEL-SAC", "SAC")}
+# camel_plus_td3.py's arguments for CAMEL+'s parts: (CAMEL+'s value, the value that turns the part off, its name)
+CAMEL_PLUS_PARTS = {"guide_bc_coef": (0.4, 0.0, "guide BC", "guide BC coef {:g}"),
+                    "warmup_actions": ("guide", "uniform", "guide warm-up", None),
+                    "critic_updates_per_step": (2, 1, "two critic updates per step", "{} critic updates per step")}
 
 
-def ran_guide_bootstrap(args):
-    """Whether a camel_td3.py run with these saved arguments (a dict) trained with the guide bootstrap: its own
-    --guide-bootstrap where it saved one; before the flag (a version that saved the guide proposal and fading or
-    unfiltered guide BC, which left with or before it) wherever guide BC or the guide proposal kept the guide's
-    actions; never since it left."""
-    if "guide_bootstrap" in args:
-        return bool(args["guide_bootstrap"])
-    if any(name in args for name in ("guide_proposal", "guide_bc_fade", "guide_bc_q_filter")):
-        return bool(args.get("guide_bc_coef")) or bool(args.get("guide_proposal"))
-    return False
-
-
-def camel_plus_parts(args):
-    """The names of CAMEL+'s parts (and of the retired parts) that a camel_td3.py run with these arguments (a dict) used,
-    where its settings differ from the paper's CAMEL ("2 critic updates per step"). A run saved before --guide-bootstrap
-    had a flag bootstrapped from the guide wherever it kept the guide's actions, which guide BC (or the guide proposal)
-    made it do; one saved before --critic-updates-per-step had TD3's one."""
-    args = {**args, "guide_bootstrap": ran_guide_bootstrap(args)}
-    return [name.format(args[arg]) for arg, (paper, name) in {**CAMEL_PLUS_PARTS, **RETIRED_PARTS}.items()
-            if args.get(arg) not in (paper, None)]  # fmt: skip
-
-
-def method_name(args, script="camel_td3.py", guided=True):
-    """The method a run ran, in the words a user reads (args: a dict of its arguments): TD3 or SAC without a guide;
-    CAMEL-SAC; CAMEL+ (guide BC and the guide warm-up, with 2 critic updates per step; a retired part after "+", and
-    "with 1 critic update per step" for a run saved with TD3's one), or the paper's CAMEL + the parts used."""
+def default_exp_name(script, guided):
+    """A run's --exp-name unless given, as CleanRL's: the script's name (camel_td3), td3 or sac without a guide."""
     if not guided:
-        return "SAC" if script == "camel_sac.py" else "TD3"
-    if script == "camel_sac.py":
-        return "CAMEL-SAC"
-    parts = camel_plus_parts(args)
-    bc, warmup, updates = (name for _, name in CAMEL_PLUS_PARTS.values())
-    if bc not in parts or warmup not in parts:
-        return " + ".join(["the paper's CAMEL", *parts])
-    count = args.get("critic_updates_per_step") or 1
-    retired = [name for _, name in RETIRED_PARTS.values() if name in parts]
-    name = " + ".join(["CAMEL+", *retired])
-    if count != CAMEL_PLUS_CRITIC_UPDATES:
-        name += ONE_CRITIC_UPDATE if count == 1 else f" with {updates.format(count)}"
-    return name
+        return "sac" if script == "camel_sac.py" else "td3"
+    return script.removesuffix(".py")
 
 
-def condition_of(args, script="camel_td3.py"):
-    """A run's condition, its default --exp-name, from its arguments (a dict), named as the sweep names its runs: what
-    guided it, then where it differs from the paper's CAMEL (camel_qbc_gwarm_noboot is CAMEL+ with an LLM-written
-    guide file), so that runs of different methods never share a name, and a direct run shares the sweep's."""
-    sac = script == "camel_sac.py"
-    guide = ("camel" if args.get("llm_policy") else "expert" if args.get("expert_model") else "random" if args.get("random_guide")
-             else "baseline")  # fmt: skip
-    parts = []
-    if guide != "baseline" and not sac:
-        coef, bootstrap = args.get("guide_bc_coef") or 0.0, bool(args.get("guide_bootstrap"))
-        if coef:
-            parts.append("qbc" if coef == 0.4 else f"qbc{coef:g}".replace(".", "p"))  # qbc brings the bootstrap
-        elif bootstrap:
-            parts.append("boot")
-        if args.get("warmup_actions") == "guide":
-            parts.append("gwarm")
-        if coef and not bootstrap:
-            parts.append("noboot")
-        if (args.get("critic_updates_per_step") or 1) != 1:
-            parts.append(f"cu{args['critic_updates_per_step']}")
-        if args.get("critic_layer_norm"):
-            parts.append("ln")
-    name = (SAC if sac else "") + "_".join([guide, *parts])
-    name += learning_starts_suffix(args.get("learning_starts", DEFAULT_LEARNING_STARTS))
-    ablations = [flag for flag, on in [("ma", args.get("masking_aware") is False), ("em", args.get("epsilon_masking") is False)] if on]
-    return name + ("_no_" + "_".join(ablations) if ablations and guide != "baseline" else "")
+def method_name(script, args, guided=True):
+    """The method a run ran, in the words a user reads (args: a dict of its arguments): TD3 or SAC without a guide,
+    the paper's CAMEL, CAMEL-SAC, or CAMEL+ (with "w/o" each part a run turned off, and a part's other values named:
+    "CAMEL+ w/o guide warm-up", "CAMEL+ (guide BC coef 0.2)")."""
+    with_guide, without = METHODS[script]
+    if not guided:
+        return without
+    if script != "camel_plus_td3.py":
+        return with_guide
+    off = [name for arg, (_, value_off, name, _) in CAMEL_PLUS_PARTS.items() if args.get(arg) == value_off]
+    other = [form.format(args[arg]) for arg, (value, value_off, _, form) in CAMEL_PLUS_PARTS.items()
+             if args.get(arg) not in (value, value_off)]  # fmt: skip
+    name = "CAMEL+" + "".join(f" w/o {part}" for part in off)
+    return name + (f" ({', '.join(other)})" if other else "")

@@ -24,6 +24,7 @@ import os
 import pickle
 import random
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -39,8 +40,8 @@ import torch
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 
-from camel_utils.cli import Progress, UsageError, command, shown_path
-from camel_utils.conditions import condition_of, method_name
+from camel_utils.cli import REPO, Progress, UsageError, command, shown_path
+from camel_utils.conditions import default_exp_name, method_name
 from camel_utils.guide import GuideError, full_bounds, guide_file_record, make_guide
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
@@ -50,19 +51,19 @@ warnings.filterwarnings("ignore", message=r".*is out of date\. You should consid
 # ---- Before the run: the command line -----------------------------------------------------------------------
 
 
-def parse_args(args_class, script, positive=(), min_mask_width=None):
+def parse_args(args_class, script, positive=(), min_mask_width=None, needs_guide=False):
     """A trainer's args from its command line (tyro reads args_class, whose field docstrings are --help), or with
-    --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive` and
-    `min_mask_width` are passed to) and given the run's condition as exp_name (script: camel_td3.py or camel_sac.py)
-    and CleanRL's run name if none was given. A new run may not take the folder of another. Returns (args,
+    --resume those of the run being resumed, with its checkpoint; checked (check_common_args, which `positive`,
+    `min_mask_width` and `needs_guide` are passed to) and given CleanRL's exp_name (the script's name; td3 or sac for a
+    run without a guide) and run name if none was given. A new run may not take the folder of another. Returns (args,
     checkpoint), the checkpoint None for a new run."""
     args = cli_args(args_class)
     checkpoint = None
     if args.resume:
-        args, checkpoint = resume_args(args.resume, args, args_class)
-    check_common_args(args, positive=positive, min_mask_width=min_mask_width)
+        args, checkpoint = resume_args(args.resume, args, args_class, script)
+    check_common_args(args, positive=positive, min_mask_width=min_mask_width, needs_guide=needs_guide, script=script)
     if args.exp_name is None:
-        args.exp_name = condition_of(vars(args), script)
+        args.exp_name = default_exp_name(script, has_guide(args))
     if args.run_name is None:
         args.run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
     if checkpoint is None:
@@ -71,24 +72,16 @@ def parse_args(args_class, script, positive=(), min_mask_width=None):
 
 
 def cli_args(args_class, argv=None):
-    """tyro's reading of the command line (argv: sys.argv[1:]). A trainer whose Args has PAPER_VALUES takes them as
-    its defaults when the command says --paper (the last of --paper and --no-paper), so that a lever flag given beside
-    --paper still applies. A flag of a lever that has left the trainer (Args.RETIRED) is refused with its last commit."""
+    """tyro's reading of the command line (argv: sys.argv[1:]), one box of --help per section of args_class."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    for arg in argv:  # a lever that has left the trainer (Args.RETIRED): say where it still is, not just "unrecognized"
-        flag = arg.split("=", 1)[0]
-        name = flag.removeprefix("--").removeprefix("no-").replace("-", "_")
-        if flag.startswith("--") and name in getattr(args_class, "RETIRED", {}):
-            commit = args_class.RETIRED[name][1]
-            raise UsageError(f"{flag} left this trainer after commit {commit} (docs/design.md, \"The levers\", has its "
-                             f"numbers); run it with that commit (git checkout {commit})")  # fmt: skip
-    paper_flags = [arg for arg in argv if arg in ("--paper", "--no-paper")]
-    paper_values = getattr(args_class, "PAPER_VALUES", None)
-    default = args_class(paper=True, **paper_values) if paper_values and paper_flags[-1:] == ["--paper"] else args_class()
     grouped, groups = grouped_args_class(args_class)
-    default = grouped(**{key: group(**{name: getattr(default, name) for name in names}) for key, group, names in groups})
-    parsed = tyro.cli(grouped, args=argv, default=default, prog=os.path.basename(sys.argv[0]) or None)
+    parsed = tyro.cli(grouped, args=argv, prog=os.path.basename(sys.argv[0]) or None)
     return args_class(**{name: getattr(getattr(parsed, key), name) for key, _, names in groups for name in names})
+
+
+def has_guide(args):
+    """Whether the run's flags give it a guide (CAMEL); without one a trainer is plain TD3 or SAC."""
+    return bool(args.llm_policy or args.expert_model or args.random_guide)
 
 
 @functools.cache
@@ -145,14 +138,17 @@ def grouped_args_class(args_class):
     return grouped, [(key, section, names) for key, section, names, _, _ in groups]
 
 
-def check_common_args(args, positive=(), min_mask_width=None):
+def check_common_args(args, positive=(), min_mask_width=None, needs_guide=False, script="camel_td3.py"):
     """Refuse contradictory or impossible settings of the flags every trainer has (the guide, masking,
-    evaluation, checkpoints) with one line; `positive` names trainer-specific fields that must be > 0, and
-    `min_mask_width` a trainer's least --mask-width (None: any width above 0). Warns when the run is too short to
-    reach its first update."""
+    evaluation, checkpoints) with one line; `positive` names trainer-specific fields that must be > 0,
+    `min_mask_width` a trainer's least --mask-width (None: any width above 0) and `needs_guide` a trainer that has no
+    meaning without one (camel_plus_td3.py). Warns when the run is too short to reach its first update."""
     guides = [flag for flag, on in [("--llm-policy", args.llm_policy), ("--expert-model", args.expert_model),
                                     ("--random-guide", args.random_guide)] if on]  # fmt: skip
     problems = []
+    if needs_guide and not guides:
+        problems.append(f"{script} needs a guide (--llm-policy FILE, --expert-model MODEL or --random-guide); "
+                        "TD3 without one is camel_td3.py")  # fmt: skip
     if len(guides) > 1:
         problems.append(f"choose one guide, not {' and '.join(guides)}")
     if not guides and (not args.masking_aware or not args.epsilon_masking):
@@ -166,7 +162,7 @@ def check_common_args(args, positive=(), min_mask_width=None):
     for name in ["total_timesteps", "buffer_size", "batch_size", "eval_frequency", "eval_episodes", *positive]:
         if getattr(args, name) <= 0:
             problems.append(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if getattr(args, "guide_bc_coef", 0.0) < 0:  # camel_td3.py's CAMEL+ flag
+    if getattr(args, "guide_bc_coef", 0.0) < 0:  # camel_plus_td3.py's CAMEL+ flag
         problems.append(f"--guide-bc-coef cannot be negative (it would push the actor away from the guide), got {args.guide_bc_coef}")
     if args.learning_starts < 0 or args.checkpoint_frequency < 0 or args.torch_threads < 0:
         problems.append("--learning-starts, --checkpoint-frequency and --torch-threads cannot be negative")
@@ -258,7 +254,7 @@ def restore_rng_state(state, rng, env):
     if state["cuda"] is not None and torch.cuda.is_initialized():
         torch.cuda.set_rng_state(state["cuda"])
     env.unwrapped.np_random.bit_generator.state = state["env"]
-    for space, space_state in zip((env.action_space, env.observation_space), state.get("spaces", [])):  # older: none
+    for space, space_state in zip((env.action_space, env.observation_space), state["spaces"]):
         space.np_random.bit_generator.state = space_state
 
 
@@ -341,8 +337,9 @@ class Checkpoints:
     also holds the run's args, the next step to take, every random generator (see rng_state) and the episode
     under way, if any: the loop's (obs, low, high, masked, ...) for that step and the env's state (see env_state)."""
 
-    def __init__(self, path, args, modules, counters, rng, env):
+    def __init__(self, path, args, modules, counters, rng, env, script):
         self.path, self.args, self.modules, self.counters, self.rng, self.env = path, args, modules, counters, rng, env
+        self.script, self.commit = script, source_commit()
 
     def save(self, global_step, episode=None):
         """Save the state before `global_step`, atomically: a kill during the save leaves the previous checkpoint
@@ -351,7 +348,8 @@ class Checkpoints:
         env, dropped = (env_state(self.env), None) if episode is not None else (None, None)
         if isinstance(env, str):
             env, dropped = None, env
-        state = {"args": asdict(self.args), "global_step": global_step, "counters": dict(self.counters),
+        state = {"script": self.script, "commit": self.commit, "args": asdict(self.args), "global_step": global_step,
+                 "counters": dict(self.counters),
                  **{name: module.state_dict() for name, module in self.modules.items()}, "rng": rng_state(self.rng, self.env),
                  "episode": None if env is None else {"loop": episode, "env": env}}  # fmt: skip
         torch.save(state, self.path + ".tmp")
@@ -362,15 +360,11 @@ class Checkpoints:
         """Load a checkpoint (from load_checkpoint) into the modules, counters, random generators and, if it was
         saved in the middle of an episode, the env; returns the step to continue from and the loop's (obs, low, high,
         masked, ...) there (None between episodes)."""
-        missing = [name for name in self.modules if name not in checkpoint]
-        if missing:
-            raise UsageError(f"the checkpoint holds no {', '.join(missing)}: an older version of the trainer wrote it "
-                             "(one that stored its networks otherwise); finish that run with the version that started it")  # fmt: skip
         for name, module in self.modules.items():
             module.load_state_dict(checkpoint[name])
         self.counters.update(checkpoint["counters"])
         restore_rng_state(checkpoint["rng"], self.rng, self.env)
-        episode = checkpoint.get("episode")  # older checkpoints: always between episodes
+        episode = checkpoint["episode"]
         if episode is None:
             return checkpoint["global_step"], None
         restore_env_state(self.env, episode["env"])
@@ -378,21 +372,29 @@ class Checkpoints:
 
 
 def load_checkpoint(path):
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    # checkpoints written before the guide's counts were saved whole kept only its failures, among the counters
-    failures = checkpoint["counters"].pop("guide_failures", 0)
-    checkpoint.setdefault("guide", {"calls": 0, "failures": failures, "clipped": 0})
-    return checkpoint
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+@functools.cache
+def source_commit():
+    """The git commit of the code running (the repository this file lies in), None outside a git checkout: a
+    checkpoint and a finished run record it, and a checkpoint is resumed only by the commit that wrote it."""
+    try:
+        result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
 
 
 MACHINE_SETTINGS = ("cuda", "torch_threads")  # describe the machine, not the experiment
-TRAINER_OF = {"policy_noise": "camel_td3.py", "autotune": "camel_sac.py"}  # a flag of one trainer only: who wrote a checkpoint
 AFTER_RUN_SETTINGS = ("upload_model",)  # what happens after the run: the resuming command's, else the run's own
 
 
-def resume_args(resume, cli_args, args_class):
-    """The args of the run being resumed (an instance of args_class) and its checkpoint, loaded. Flags given on
-    the command line that differ from the run's own are reported and ignored, except the machine settings."""
+def resume_args(resume, cli_args, args_class, script):
+    """The args of the run being resumed (an instance of args_class) and its checkpoint, loaded. The checkpoint must
+    have been written by this script at this commit (a checkpoint names both; another is refused in one line saying
+    which to run). Flags given on the command line that differ from the run's own are reported and ignored, except
+    the machine settings."""
     if not os.path.exists(resume):
         raise UsageError(f"--resume {resume}: no such run folder")
     path = os.path.join(resume, "checkpoint.pt") if os.path.isdir(resume) else resume
@@ -402,16 +404,15 @@ def resume_args(resume, cli_args, args_class):
         raise UsageError(f"--resume {resume}: no checkpoint.pt there (runs save one every --checkpoint-frequency "
                          "steps and when stopped with Ctrl-C or SIGTERM)")  # fmt: skip
     checkpoint = load_checkpoint(path)
-    saved = checkpoint["args"]
-    names = {f.name for f in fields(args_class)}
-    writer = next((script for name, script in TRAINER_OF.items() if name in saved and name not in names), None)
-    if writer is not None:  # its networks would not fit this trainer's
+    saved, writer, commit = checkpoint["args"], checkpoint.get("script"), checkpoint.get("commit")
+    if writer is None:
+        raise UsageError(f"--resume {resume}: the checkpoint names no script and commit: a version before they were "
+                         "recorded wrote it; finish it with the commit that started it (its log.txt or git log)")  # fmt: skip
+    if writer != script:  # its networks would not fit this trainer's
         raise UsageError(f"--resume {resume}: {writer} wrote this run; continue it with: {command(writer, '--resume', shown_path(resume))}")
-    if hasattr(args_class, "values_before_saved"):  # a field the run did not save: the value it ran with
-        try:
-            saved = args_class.values_before_saved(saved)
-        except ValueError as e:
-            raise UsageError(f"--resume {resume}: {e}")
+    if commit != source_commit():
+        raise UsageError(f"--resume {resume}: commit {commit} wrote this run and this is {source_commit()}; resume it with "
+                         f"that commit (git checkout {commit}, or a git worktree there)")  # fmt: skip
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
     for name in MACHINE_SETTINGS:
         setattr(args, name, getattr(cli_args, name))
@@ -515,7 +516,7 @@ class Run:
     def __init__(self, args, script, checkpoint, env, eval_env, guide, rng, device):
         self.args, self.script, self.checkpoint, self.env, self.eval_env = args, script, checkpoint, env, eval_env
         self.guide, self.rng, self.device = guide, rng, device
-        self.method = method_name(vars(args), script, guided=guide is not None)  # CAMEL+, the paper's CAMEL, TD3, ...
+        self.method = method_name(script, vars(args), guided=guide is not None)  # CAMEL+, the paper's CAMEL, TD3, ...
         self.run_dir = f"runs/{args.run_name}"
         self.model_path = f"{self.run_dir}/{args.exp_name}.cleanrl_model"  # where the trainer saves the agent (CleanRL's)
         self.guide_file = guide_file_record(args.llm_policy) if args.llm_policy else None  # path and sha256, for the run's record
@@ -550,7 +551,8 @@ class Run:
         self.policy = policy
         if self.guide is not None:
             modules = {**modules, "guide": self.guide}
-        self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env)
+        self.checkpoints = Checkpoints(os.path.join(self.run_dir, "checkpoint.pt"), args, modules, self.counters, self.rng, self.env,
+                                       self.script)  # fmt: skip
         self.start_step, episode = 0, None
         if self.checkpoint:
             self.start_step, episode = self.checkpoints.restore(self.checkpoint)
@@ -639,7 +641,8 @@ class Run:
         """Mark the run finished (finished.json, the checkpoint removed), say how it ended, where the model is and what
         to run next, close the envs and the writer, and with --upload-model put the agent on the Hub (camel_utils/hub.py)."""
         args, guide = self.args, self.guide
-        finish_run(self.run_dir, {"run_name": args.run_name, "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
+        finish_run(self.run_dir, {"run_name": args.run_name, "script": self.script, "method": self.method, "commit": source_commit(),
+                                  "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
                                   "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
                                   "guide_file": self.guide_file, "cpu": cpu_model()})  # fmt: skip
@@ -651,7 +654,7 @@ class Run:
         if args.save_model:
             print(f"model saved to {shown_path(self.model_path)} (CleanRL's format)\n"
                   f"  evaluate it:   {command('evaluate_policy.py', '--env-id', args.env_id, shown_path(self.model_path))}\n"
-                  f"  guide with it: {command(self.script, '--env-id', args.env_id, '--expert-model', shown_path(self.model_path))}")  # fmt: skip
+                  f"  guide with it: {command('camel_td3.py', '--env-id', args.env_id, '--expert-model', shown_path(self.model_path))}")  # fmt: skip
         self.env.close()
         self.eval_env.close()
         self.writer.close()

@@ -86,6 +86,26 @@ class Exported:
         self.written, self.already, self.unfinished, self.unidentified = [], [], [], []
 
 
+def export_run(path, target, max_points=200, repo=REPO):
+    """Write the curve of the run folder at path to target, finished or not (an unfinished run's record has
+    "finished": null and the curve so far); True if the file changed. scripts/queue.py commits these as runs grow."""
+    finished_path = os.path.join(path, "finished.json")
+    finished = None
+    if os.path.exists(finished_path):
+        with open(finished_path) as f:
+            finished = json.load(f)
+    curves, hyperparameters = read_events(path)
+    if run_identity(path, hyperparameters, finished) is None:
+        return False
+    record = export_record(path, finished or {}, curves, hyperparameters, max_points, repo=repo)
+    record["finished"] = finished
+    text = export_text(record)
+    if os.path.exists(target) and open(target).read() == text:
+        return False
+    write_atomically(target, text)
+    return True
+
+
 def export_runs(runs_dir, to, max_points):
     """Write to/{run_name}.json for each finished run folder under runs_dir whose file is not there yet."""
     done = Exported()

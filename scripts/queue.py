@@ -1,0 +1,314 @@
+"""The experiment queue: every run registered in docs/preregistration.md, run where it was registered, resumed across
+sessions, its curve committed as it grows.
+
+  .venv/bin/python scripts/queue.py            # run: resume what is unfinished, start what is missing, WORKERS at a time
+  .venv/bin/python scripts/queue.py status     # what is done, running, stopped and left, per experiment; runs nothing
+  .venv/bin/python scripts/queue.py plan       # every registered run in the order the queue takes them
+
+Each experiment of docs/preregistration.md has a ```json block: its id, the commit its runs are made with, the steps,
+the flags every run gets and its groups of runs (methods x envs x seeds, with a guide file per env). The queue runs
+each run with that commit's trainer, from a git worktree at QUEUE_DIR/code/<commit> (editing main never touches a
+run under way), in QUEUE_DIR/<experiment>/ (run folders in runs/, each run's output in runs/<run>.log), one run per
+core (pinned with taskset), one torch thread each. It takes the runs in the registered order: first every run with a
+checkpoint (resumed with --resume), then the next ones not finished. A run whose curve was committed unfinished but
+has no checkpoint here (a new machine) starts again from step 0.
+
+Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
+docs/results/runs/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
+those files only. Ctrl-C or SIGTERM stops the queue: each run gets SIGTERM, saves a checkpoint with the episode under
+way and exits; the curves are exported and committed; the next start of the queue resumes them.
+
+Settings (environment variables): WORKERS (default: the number of cores), QUEUE_DIR (default: camel-queue beside the
+repository, outside it, so that a freshly laid checkout keeps the checkpoints), EXPORT_MINUTES, EXPERIMENTS (ids to
+run, space-separated; default all), COMMIT=0 (export without committing).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from camel_utils.cli import UsageError  # noqa: E402
+
+PREREGISTRATION = REPO / "docs" / "preregistration.md"
+EXPORTS = REPO / "docs" / "results" / "runs"
+TRAINERS = {"td3": "camel_td3.py", "camel_td3": "camel_td3.py", "camel_plus_td3": "camel_plus_td3.py"}  # method -> script
+BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    experiment: str
+    commit: str
+    method: str  # td3, camel_td3 or camel_plus_td3 (the exp_name its runs get)
+    env_id: str
+    guide: str | None  # the guide file, relative to the repository; None for td3
+    seed: int
+    total_timesteps: int
+    flags: tuple
+
+    @property
+    def name(self):
+        """The run folder's name: {env}__{method}__{seed}, the guide's file stem after the method when it is not the
+        env's shipped guide policies/{env}.py (Hopper-v4__camel_plus_td3_hopper_lean__24)."""
+        shipped = self.guide is None or self.guide == shipped_guide(self.env_id)
+        return f"{self.env_id}__{self.method}{'' if shipped else '_' + Path(self.guide).stem}__{self.seed}"
+
+    def command(self, python, code):
+        guide = ["--llm-policy", self.guide] if self.guide else []
+        return [python, str(code / TRAINERS[self.method]), "--env-id", self.env_id, "--seed", str(self.seed), *guide,
+                "--total-timesteps", str(self.total_timesteps), "--exp-name", self.method, "--run-name", self.name,
+                "--torch-threads", "1", *self.flags]  # fmt: skip
+
+
+def shipped_guide(env_id):
+    """The LLM-written guide the project ships for an env: policies/hopper.py for Hopper-v4."""
+    return f"policies/{env_id.split('-')[0].lower()}.py"
+
+
+def registered_experiments(text=None):
+    """[experiment dict] from the ```json blocks of docs/preregistration.md, in the document's order."""
+    text = PREREGISTRATION.read_text() if text is None else text
+    experiments = []
+    for block in BLOCK.findall(text):
+        try:
+            experiment = json.loads(block)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{PREREGISTRATION.name}: a json block does not parse ({e})")
+        for key in ("id", "commit", "total_timesteps", "groups"):
+            if key not in experiment:
+                raise UsageError(f"{PREREGISTRATION.name}: experiment {experiment.get('id', '?')} has no {key!r}")
+        experiments.append(experiment)
+    return experiments
+
+
+def planned_runs(experiment):
+    """The experiment's runs in the order the queue takes them: group by group; in a group, seed by seed, then env by
+    env, then method by method (so every method and env has its first seed before any has its second)."""
+    runs = []
+    for group in experiment["groups"]:
+        for seed in group["seeds"]:
+            for env_id in group["envs"]:
+                for method in group["methods"]:
+                    if method not in TRAINERS:
+                        raise UsageError(f"experiment {experiment['id']}: unknown method {method} (one of {', '.join(TRAINERS)})")
+                    guide = None if method == "td3" else group.get("guides", {}).get(env_id, shipped_guide(env_id))
+                    runs.append(PlannedRun(experiment["id"], experiment["commit"], method, env_id, guide, seed,
+                                           experiment["total_timesteps"], tuple(experiment.get("flags", ()))))  # fmt: skip
+    return runs
+
+
+# ---- Where runs live ------------------------------------------------------------------------------------------------
+def queue_dir():
+    return Path(os.environ.get("QUEUE_DIR") or REPO.parent / "camel-queue").resolve()
+
+
+def git(*args, cwd=REPO, check=True):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
+
+
+def worktree(commit):
+    """A git worktree of the repository at `commit` (made, or remade when a fresh checkout lost its link)."""
+    path = queue_dir() / "code" / commit
+    head = git("rev-parse", "HEAD", cwd=path, check=False) if path.is_dir() else None
+    if head is not None and head.returncode == 0 and head.stdout.strip().startswith(commit):
+        return path
+    if path.exists():
+        shutil.rmtree(path)
+    git("worktree", "prune")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git("worktree", "add", "--detach", str(path), commit)
+    return path
+
+
+def run_home(run):
+    """The folder runs of the experiment start in (run folders in its runs/), with the worktree's policies/ linked, so
+    that a run records its guide as policies/... ."""
+    home = queue_dir() / run.experiment
+    (home / "runs").mkdir(parents=True, exist_ok=True)
+    link = home / "policies"
+    target = worktree(run.commit) / "policies"
+    if link.is_symlink() and Path(os.readlink(link)) != target:
+        link.unlink()
+    if not link.exists():
+        link.symlink_to(target)
+    return home
+
+
+def run_dir(run):
+    return queue_dir() / run.experiment / "runs" / run.name
+
+
+def export_path(run):
+    return EXPORTS / run.experiment / f"{run.name}.json"
+
+
+def state(run):
+    """finished, checkpoint (resumable here), started (a folder without a checkpoint: killed before its first), or
+    missing; a committed finished export counts as finished."""
+    folder = run_dir(run)
+    if (folder / "finished.json").exists():
+        return "finished"
+    exported = export_path(run)
+    if exported.exists() and json.loads(exported.read_text()).get("finished"):
+        return "finished"
+    if (folder / "checkpoint.pt").exists():
+        return "checkpoint"
+    return "started" if folder.exists() else "missing"
+
+
+def committed_steps(run):
+    """The last step of the run's committed curve (0 when none)."""
+    path = export_path(run)
+    if not path.exists():
+        return 0
+    points = json.loads(path.read_text()).get("curves", {}).get("eval/episodic_return", [])
+    return points[-1][0] if points else 0
+
+
+# ---- Exporting and committing curves ------------------------------------------------------------------------------
+def export(runs):
+    """Write each run's curve (finished or not) under docs/results/runs/<experiment>/; returns the files written."""
+    from camel_utils.results.export import export_run
+
+    written = []
+    for run in runs:
+        folder = run_dir(run)
+        if folder.is_dir() and any(f.name.startswith("events.out.tfevents.") for f in folder.iterdir()):
+            target = export_path(run)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if export_run(str(folder), str(target), repo=worktree(run.commit)):
+                written.append(target)
+    return written
+
+
+def commit(paths, message):
+    """Commit these files only (others staged or changed in the repository are left as they are)."""
+    if os.environ.get("COMMIT", "1") == "0" or not paths:
+        return
+    relative = [str(p.relative_to(REPO)) for p in paths]
+    for attempt in range(5):  # another git command may hold the index for a moment
+        added = git("add", "--", *relative, check=False)
+        if added.returncode == 0:
+            if git("diff", "--cached", "--quiet", "--", *relative, check=False).returncode == 0:
+                return  # nothing changed
+            done = git("commit", "-q", "-m", message, "--", *relative, check=False)
+            if done.returncode == 0:
+                return
+        time.sleep(2 + 3 * attempt)
+    print(f"queue: could not commit {len(relative)} curve files: {(done if added.returncode == 0 else added).stderr.strip()}", file=sys.stderr)
+
+
+# ---- The loop -------------------------------------------------------------------------------------------------------
+def chosen_experiments():
+    experiments = registered_experiments()
+    wanted = os.environ.get("EXPERIMENTS", "").split()
+    unknown = set(wanted) - {e["id"] for e in experiments}
+    if unknown:
+        raise UsageError(f"EXPERIMENTS names {', '.join(sorted(unknown))}, which docs/preregistration.md does not register")
+    return [e for e in experiments if not wanted or e["id"] in wanted]
+
+
+def status(runs):
+    counts = {}
+    for run in runs:
+        counts.setdefault(run.experiment, {}).setdefault(state(run), []).append(run)
+    for experiment, by_state in counts.items():
+        total = sum(len(v) for v in by_state.values())
+        print(f"{experiment}: {len(by_state.get('finished', []))} of {total} finished")
+        for name in ("checkpoint", "started"):
+            for run in by_state.get(name, []):
+                print(f"  {run.name}: {'resumable' if name == 'checkpoint' else 'no checkpoint, starts again'}"
+                      f" (committed curve to step {committed_steps(run)})")  # fmt: skip
+        left = by_state.get("missing", [])
+        if left:
+            print(f"  {len(left)} not started, next: {', '.join(r.name for r in left[:4])}{' ...' if len(left) > 4 else ''}")
+
+
+def main(argv):
+    mode = argv[0] if argv else "run"
+    if mode not in ("run", "status", "plan") or len(argv) > 1:
+        raise UsageError("usage: scripts/queue.py [run|status|plan] (see its docstring)")
+    runs = [run for experiment in chosen_experiments() for run in planned_runs(experiment)]
+    if mode == "plan":
+        for i, run in enumerate(runs):
+            print(f"{i:3d} {run.experiment} {run.name} {run.guide or '-'} {run.total_timesteps} @{run.commit[:10]}")
+        return 0
+    if mode == "status":
+        status(runs)
+        return 0
+
+    workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
+    export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
+    python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
+    todo = [run for run in runs if state(run) != "finished"]
+    todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the registered order
+    running, failed, stopping = {}, [], False
+
+    def stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+        for process in running.values():
+            process[0].send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"queue: {len(runs) - len(todo)} of {len(runs)} registered runs finished; {len(todo)} to go, {workers} at a time", flush=True)
+    last_export = time.time()
+    while (todo or running) and not (stopping and not running):
+        while todo and len(running) < workers and not stopping:
+            run = todo.pop(0)
+            cores = sorted(set(range(workers)) - {core for _, core, _ in running.values()})
+            core = cores[0]
+            home, code = run_home(run), worktree(run.commit)
+            command = run.command(python, code)
+            if state(run) == "checkpoint":  # a run killed before its first checkpoint starts again in its folder
+                command = [python, str(code / TRAINERS[run.method]), "--resume", f"runs/{run.name}", "--torch-threads", "1"]
+            pinned = ["taskset", "-c", str(core % (os.cpu_count() or 1)), *command] if shutil.which("taskset") else command
+            log = open(home / "runs" / f"{run.name}.log", "a")
+            log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n")
+            log.flush()
+            environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            process = subprocess.Popen(pinned, cwd=home, stdout=log, stderr=subprocess.STDOUT, env=environment)
+            running[run] = (process, core, log)
+            print(f"queue: {run.name} ({run.experiment}) on core {core}: "
+                  f"{'resumed' if '--resume' in command else 'started'}", flush=True)  # fmt: skip
+        time.sleep(5)
+        ended = [run for run, (process, _, _) in running.items() if process.poll() is not None]
+        for run in ended:
+            process, _, log = running.pop(run)
+            log.close()
+            code = process.returncode
+            if code == 0:
+                print(f"queue: {run.name} finished", flush=True)
+            elif code not in (130, -signal.SIGTERM):
+                failed.append(run)
+                print(f"queue: {run.name} failed (exit {code}); its output: {home_log(run)}", file=sys.stderr, flush=True)
+        if ended or time.time() - last_export > export_every:
+            written = export(list(running) + ended)
+            finished = [run for run in ended if state(run) == "finished"]
+            message = (f"queue: {', '.join(r.name for r in finished)} finished" if finished else "queue: curves")
+            commit(written, f"{message} ({', '.join(sorted({r.experiment for r in list(running) + ended}))})")
+            last_export = time.time()
+    status(runs)
+    if failed:
+        print(f"queue: {len(failed)} runs failed: {', '.join(r.name for r in failed)}", file=sys.stderr)
+        return 1
+    return 130 if stopping else 0
+
+
+def home_log(run):
+    return queue_dir() / run.experiment / "runs" / f"{run.name}.log"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
