@@ -31,10 +31,11 @@ from camel_utils.run import CompiledOrEager, Run, checked_env, checked_guide, pa
 
 @dataclass
 class Args:
-    """CAMEL+-TD3: the paper's CAMEL (camel_td3.py) plus three parts: Q-filtered guide BC (the unmasked actor is pulled
-    towards the guide's action wherever the critics value the guide's action at least as high as its own), the guide
-    warm-up (before learning starts, masked steps take the guide's action plus noise) and two critic updates per step
-    (each on its own batch; the actor learns as in TD3). Needs a guide.
+    """CAMEL+-TD3, beside camel_td3.py (the paper's CAMEL) as CleanRL keeps RPO beside PPO. Needs a guide.
+    CAMEL+ is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled towards the guide's
+    action wherever the critics value the guide's action at least as high as its own), the guide warm-up (before
+    learning starts, masked steps take the guide's action plus noise) and two critic updates per step (each on its own
+    batch; the actor learns as in TD3).
 
     The flags a first run needs:
       --env-id           a Gymnasium env with continuous actions
@@ -46,8 +47,8 @@ class Args:
     Run folders: runs/{env_id}__{exp_name}__{seed}__{time}; curves: tensorboard --logdir runs"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: camel_plus_td3)")] = None
-    """the name of this experiment, as CleanRL's: the script's name; it names the method, not the guide file (runs
-    record its sha256) or the settings: give an ablation an --exp-name of its own"""
+    """the name of this experiment, as CleanRL's: the script's name;
+    it names the method, not the guide file (runs record its sha256) or the settings: give an ablation an --exp-name of its own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True

@@ -44,8 +44,8 @@ class Args:
       --seed             one seed of a sweep (scripts/sweep.py runs many)"""
     # experiment: CleanRL's flags for the run's name, seed, device and tracking
     exp_name: Annotated[Optional[str], tyro.conf.arg(help_behavior_hint="(default: camel_sac; sac without a guide)")] = None
-    """the name of this experiment, as CleanRL's: the script's name (sac for a run without a guide); it names the
-    method, not the guide file (runs record its sha256) or the settings: give an ablation an --exp-name of its own"""
+    """the name of this experiment, as CleanRL's: the script's name (sac for a run without a guide);
+    it names the method, not the guide file (runs record its sha256) or the settings: give an ablation an --exp-name of its own"""
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True

@@ -75,9 +75,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_td3 and camel_utils.guide, when run as `python benchmarks/benchmark.py`
 
 SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3 and SAC
-TRAINERS = ("camel_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
+TRAINERS = ("camel_td3.py", "camel_plus_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
 # each trainer's counterpart in a CleanRL checkout, and the name of its row
-CLEANRL_SCRIPTS = {"camel_td3.py": ("cleanrl", "td3_continuous_action.py"), "camel_sac.py": ("cleanrl-sac", "sac_continuous_action.py")}
+CLEANRL_SCRIPTS = {"camel_td3.py": ("cleanrl", "td3_continuous_action.py"), "camel_plus_td3.py": ("cleanrl", "td3_continuous_action.py"),
+                   "camel_sac.py": ("cleanrl-sac", "sac_continuous_action.py")}  # fmt: skip
 # CleanRL's JAX TD3, a second counterpart of camel_td3.py, run in a venv of its own (JAX's pins, not the PyTorch one's)
 CLEANRL_JAX_ROW, CLEANRL_JAX_SCRIPT = "cleanrl-jax-td3", "td3_continuous_action_jax.py"
 CLEANRL_ROW_SCRIPTS = {**dict(CLEANRL_SCRIPTS.values()), CLEANRL_JAX_ROW: CLEANRL_JAX_SCRIPT}  # each CleanRL row's script
@@ -102,14 +103,15 @@ class Args:
     """seed of the first repeat (repeat i uses seed + i, the same for every variant and CleanRL)"""
     variants: tuple[str, ...] = (
         "baseline=",
-        "camel-plus=--llm-policy {guide} --no-epsilon-masking",
-        "camel=--llm-policy {guide} --paper --no-epsilon-masking",
-        "camel-two-qnetworks=--llm-policy {guide} --paper --no-epsilon-masking --no-fast-update",
-        "camel-compile=--llm-policy {guide} --paper --no-epsilon-masking --compile",
+        "camel-plus=camel_plus_td3.py --llm-policy {guide} --no-epsilon-masking",
+        "camel=--llm-policy {guide} --no-epsilon-masking",
+        "camel-two-qnetworks=--llm-policy {guide} --no-epsilon-masking --no-fast-update",
+        "camel-compile=--llm-policy {guide} --no-epsilon-masking --compile",
     )
-    """configurations of camel_td3.py to measure, each NAME=FLAGS ({guide} stands for --guide-policy):
-    our TD3 baseline, CAMEL+ (the default, what users run), the paper's CAMEL (--paper), the same with the plain
-    update (CleanRL's two separate critics and autograd), and compiled.
+    """configurations to measure, each NAME=FLAGS ({guide} stands for --guide-policy), camel_td3.py's flags unless
+    FLAGS starts with another trainer: our TD3 baseline (camel_td3.py without a guide), CAMEL+ (camel_plus_td3.py), the
+    paper's CAMEL (camel_td3.py), the same with the plain update (CleanRL's two separate critics and autograd), and
+    compiled.
     The camel variants mask every step (--no-epsilon-masking), so the guide is called at every step: the
     most the masking can cost; with epsilon masking the guide is called on fewer steps"""
     variant: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
@@ -573,14 +575,18 @@ def main(args):
         if cleanrl_venv["torch"] != ours["torch"]:
             print(f"warning: CleanRL's venv has torch {cleanrl_venv['torch']}, ours {ours['torch']}", file=sys.stderr)
         cuda_flags = cleanrl_cuda_flags(cleanrl_python, script, child_env(0, args.cleanrl))
-        if args.cleanrl_jax and any(v.trainer == "camel_td3.py" for v in variants):
+        if args.cleanrl_jax and any(v.trainer in ("camel_td3.py", "camel_plus_td3.py") for v in variants):
             cleanrl_jax_python, cleanrl_jax_venv, cleanrl_jax_skipped = find_cleanrl_jax(args, ours)
-        for trainer in dict.fromkeys(v.trainer for v in variants):  # CleanRL's script for each algorithm measured
+        added = set()
+        for trainer in dict.fromkeys(v.trainer for v in variants):  # CleanRL's script for each algorithm measured, once
             row, name = CLEANRL_SCRIPTS[trainer]
+            if row in added:  # camel_td3.py and camel_plus_td3.py share CleanRL's TD3
+                continue
             if not os.path.isfile(os.path.join(args.cleanrl, "cleanrl", name)):
                 raise SystemExit(f"error: --cleanrl {args.cleanrl}: no cleanrl/{name} there (for the {trainer} variants)")
             variants.append(Variant(row, None, trainer))
-            if trainer == "camel_td3.py" and cleanrl_jax_python:
+            added.add(row)
+            if row == "cleanrl" and cleanrl_jax_python:
                 variants.append(Variant(CLEANRL_JAX_ROW, None, trainer))
 
     # phase 2: the runs, round-robin over repeats, thread counts and variants
@@ -613,7 +619,7 @@ def main(args):
     # phase 3: the guide's cost and the replay buffer's size
     cleanrl_rows = {v.name: CLEANRL_SCRIPTS[v.trainer][0] for v in variants}
     jax_ran = any(v.name == CLEANRL_JAX_ROW for v in variants)
-    cleanrl_jax_rows = {v.name: CLEANRL_JAX_ROW for v in variants if v.trainer == "camel_td3.py" and jax_ran}
+    cleanrl_jax_rows = {v.name: CLEANRL_JAX_ROW for v in variants if v.trainer in ("camel_td3.py", "camel_plus_td3.py") and jax_ran}
     summary = summarise(runs, args.reference_variant, cleanrl_rows, cleanrl_jax_rows)
     guide_row = guide_cost(guide, args.env_id, args.guide_calls) if args.guide_calls else None
     if guide_row:

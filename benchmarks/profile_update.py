@@ -25,9 +25,9 @@ import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import camel_td3  # noqa: E402
+import camel_plus_td3  # noqa: E402  (the paper's CAMEL's update functions, the same text in camel_td3.py, and CAMEL+'s)
 from camel_utils import fast_update as fast  # noqa: E402
-from camel_td3 import ReplayBuffer, make_env  # noqa: E402
+from camel_plus_td3 import ReplayBuffer, make_env  # noqa: E402
 from benchmark import cpu_model, cpu_simd  # noqa: E402
 from camel_utils.guide import full_bounds, to_env_units  # noqa: E402
 
@@ -50,7 +50,7 @@ class Args:
     masking_aware: bool = True
     """the masking-aware actor (CAMEL) or CleanRL's (plain TD3)"""
     camel_plus: bool = True
-    """CAMEL+'s update, camel_td3.py's default (Q-filtered guide BC in the actor's; the buffer holds the guide's
+    """CAMEL+'s update, camel_plus_td3.py's (Q-filtered guide BC in the actor's; the buffer holds the guide's
     actions; CAMEL+ makes two such critic updates per env step, and this times one): --no-camel-plus for the paper's CAMEL"""
     rows: int = 25
     """operator rows printed"""
@@ -125,15 +125,15 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
     compile_options: torch.compile's keyword arguments for the update functions (None: eager), as --compile does.
     stages: a dict that, for the fast eager update, sums each stage's seconds under its name. camel_plus: CAMEL+'s
     update (rb must hold the guide's actions)."""
-    td3 = camel_td3.Args(paper=True)  # the trainer's defaults: learning rate, batch size, gamma, noise, tau, policy frequency
+    td3 = camel_plus_td3.Args()  # the trainers' defaults: learning rate, batch size, gamma, noise, tau, policy frequency
     torch.manual_seed(1)
-    actor, target_actor = camel_td3.Actor(env, masking_aware), camel_td3.Actor(env, masking_aware)
-    qf1, qf2, qf1_target, qf2_target = (camel_td3.QNetwork(env) for _ in range(4))
+    actor, target_actor = camel_plus_td3.Actor(env, masking_aware), camel_plus_td3.Actor(env, masking_aware)
+    qf1, qf2, qf1_target, qf2_target = (camel_plus_td3.QNetwork(env) for _ in range(4))
     target_actor.load_state_dict(actor.state_dict())
     qf1_target.load_state_dict(qf1.state_dict())
     qf2_target.load_state_dict(qf2.state_dict())
-    update_critics, update_actor = camel_td3.update_critics, camel_td3.update_actor
-    update_actor_with_guide_bc = camel_td3.update_actor_with_guide_bc
+    update_critics, update_actor = camel_plus_td3.update_critics, camel_plus_td3.update_actor
+    update_actor_with_guide_bc = camel_plus_td3.update_actor_with_guide_bc
     if fast_update:  # as camel_td3.py does it
         fast.fuse_critics(qf1, qf2)
         fast.fuse_critics(qf1_target, qf2_target)
@@ -148,10 +148,10 @@ def td3_update(env, rb, fast_update=True, masking_aware=True, compile_options=No
 
     def actor_step(data):
         if camel_plus:
-            update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, camel_td3.Args().guide_bc_coef)
+            update_actor_with_guide_bc(data, actor, qf1, qf2, actor_optimizer, camel_plus_td3.Args().guide_bc_coef)
         else:
             update_actor(data, actor, qf1, actor_optimizer)
-        camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
+        camel_plus_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
 
     if compile_options is not None:
         critic_step, actor_step = torch.compile(critic_step, **compile_options), torch.compile(actor_step, **compile_options)
@@ -207,14 +207,14 @@ def staged_fast_update(stages, td3, actor, target_actor, qf1, qf2, qf1_target, q
         if step % td3.policy_frequency == 0:
             with torch.no_grad():
                 if camel_plus:
-                    fast.actor_grads_with_guide_bc(actor, critics, data, camel_td3.Args().guide_bc_coef)
+                    fast.actor_grads_with_guide_bc(actor, critics, data, camel_plus_td3.Args().guide_bc_coef)
                 else:
                     fast.actor_grads(actor, critics, data.observations, data.low, data.high)
             name = "CAMEL+: actor's gradient with Q-filtered guide BC" if camel_plus else "actor's gradient (5 products)"
             start = timed(name + ", every 2nd update", start)
             actor_optimizer.step()
             start = timed("actor's Adam step, every 2nd update", start)
-            camel_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
+            camel_plus_td3.update_targets([actor, qf1, qf2], [target_actor, qf1_target, qf2_target], td3.tau)
             timed("target networks' lerp, every 2nd update", start)
 
     return update
@@ -226,7 +226,8 @@ def main(args):
     env = make_env(args.env_id, 1, 0, False, "profile")()
     update = td3_update(env, filled_buffer(env, args.steps, guide_actions=args.camel_plus), args.fast_update, args.masking_aware,
                         camel_plus=args.camel_plus)  # fmt: skip
-    print(f"update: {'CAMEL+ (the default)' if args.camel_plus else 'the paper CAMEL'}, {'fast' if args.fast_update else 'plain'}")
+    method = "CAMEL+" if args.camel_plus else "the paper's CAMEL"
+    print(f"update: {method}, {'fast' if args.fast_update else 'plain'}")
     if args.stages:  # each stage's share, timed apart (the clocks cost a little themselves)
         stages = {}
         staged = td3_update(env, filled_buffer(env, args.steps, guide_actions=args.camel_plus), args.fast_update, args.masking_aware,

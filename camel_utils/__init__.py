@@ -10,6 +10,7 @@ concept, and imports point one way, from the top of this list down (tests/test_i
   guide        loading and checking a guide: an LLM-written file (untrusted code), an expert, random actions
   fast_update  the TD3 update computed faster, and two critics as one batched network
   agent        a trained agent in your own code: load_agent(path), then action = policy(obs)
+  preregistration  the experiments of docs/preregistration.md: their runs, and a run checked against them (standard library only)
   conditions   run names: what a condition says, and what figures and tables call it (standard library only)
   cli          what every command shares: one-line usage errors, progress display (standard library only)
 

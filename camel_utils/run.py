@@ -386,6 +386,16 @@ def source_commit():
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
+def same_code(commit, other):
+    """Whether two commits hold the same Python code (they differ, if at all, in docs, results or tests): a run may
+    resume across commits that only added results, such as the experiment queue's."""
+    if not commit or not other:
+        return False
+    changed = subprocess.run(["git", "-C", str(REPO), "diff", "--name-only", commit, other, "--", "*.py", ":!tests"],
+                             capture_output=True, text=True, timeout=30)  # fmt: skip
+    return changed.returncode == 0 and not changed.stdout.strip()
+
+
 MACHINE_SETTINGS = ("cuda", "torch_threads")  # describe the machine, not the experiment
 AFTER_RUN_SETTINGS = ("upload_model",)  # what happens after the run: the resuming command's, else the run's own
 
@@ -410,7 +420,7 @@ def resume_args(resume, cli_args, args_class, script):
                          "recorded wrote it; finish it with the commit that started it (its log.txt or git log)")  # fmt: skip
     if writer != script:  # its networks would not fit this trainer's
         raise UsageError(f"--resume {resume}: {writer} wrote this run; continue it with: {command(writer, '--resume', shown_path(resume))}")
-    if commit != source_commit():
+    if commit != source_commit() and not same_code(commit, source_commit()):
         raise UsageError(f"--resume {resume}: commit {commit} wrote this run and this is {source_commit()}; resume it with "
                          f"that commit (git checkout {commit}, or a git worktree there)")  # fmt: skip
     args = args_class(**{f.name: saved[f.name] for f in fields(args_class) if f.name in saved})
@@ -559,7 +569,7 @@ class Run:
             print(f"resuming {args.run_name} at step {self.start_step}{' in the middle of an episode' if episode else ''}", file=sys.stderr)
         self.stop_request = StopRequest()
         print(f"run {args.run_name}: {args.env_id}, {self.method}{f', guide {self.guide.name}' if self.guide else ''}, "
-              f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {self.run_dir}", flush=True)  # fmt: skip
+              f"steps {self.start_step}-{args.total_timesteps} on {self.device}; logs in {shown_path(self.run_dir)}", flush=True)  # fmt: skip
         if self.checkpoint and self.start_step % args.eval_frequency == 0:
             # the evaluation logged at this step before the checkpoint was purged with the points after it
             # (purge_step above), and the loop only evaluates after a step: evaluate again (it draws nothing from

@@ -25,86 +25,18 @@ run, space-separated; default all), COMMIT=0 (export without committing).
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from camel_utils.cli import UsageError  # noqa: E402
-
-PREREGISTRATION = REPO / "docs" / "preregistration.md"
-EXPORTS = REPO / "docs" / "results" / "runs"
-TRAINERS = {"td3": "camel_td3.py", "camel_td3": "camel_td3.py", "camel_plus_td3": "camel_plus_td3.py"}  # method -> script
-BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)
-
-
-@dataclass(frozen=True)
-class PlannedRun:
-    experiment: str
-    commit: str
-    method: str  # td3, camel_td3 or camel_plus_td3 (the exp_name its runs get)
-    env_id: str
-    guide: str | None  # the guide file, relative to the repository; None for td3
-    seed: int
-    total_timesteps: int
-    flags: tuple
-
-    @property
-    def name(self):
-        """The run folder's name: {env}__{method}__{seed}, the guide's file stem after the method when it is not the
-        env's shipped guide policies/{env}.py (Hopper-v4__camel_plus_td3_hopper_lean__24)."""
-        shipped = self.guide is None or self.guide == shipped_guide(self.env_id)
-        return f"{self.env_id}__{self.method}{'' if shipped else '_' + Path(self.guide).stem}__{self.seed}"
-
-    def command(self, python, code):
-        guide = ["--llm-policy", self.guide] if self.guide else []
-        return [python, str(code / TRAINERS[self.method]), "--env-id", self.env_id, "--seed", str(self.seed), *guide,
-                "--total-timesteps", str(self.total_timesteps), "--exp-name", self.method, "--run-name", self.name,
-                "--torch-threads", "1", *self.flags]  # fmt: skip
-
-
-def shipped_guide(env_id):
-    """The LLM-written guide the project ships for an env: policies/hopper.py for Hopper-v4."""
-    return f"policies/{env_id.split('-')[0].lower()}.py"
-
-
-def registered_experiments(text=None):
-    """[experiment dict] from the ```json blocks of docs/preregistration.md, in the document's order."""
-    text = PREREGISTRATION.read_text() if text is None else text
-    experiments = []
-    for block in BLOCK.findall(text):
-        try:
-            experiment = json.loads(block)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{PREREGISTRATION.name}: a json block does not parse ({e})")
-        for key in ("id", "commit", "total_timesteps", "groups"):
-            if key not in experiment:
-                raise UsageError(f"{PREREGISTRATION.name}: experiment {experiment.get('id', '?')} has no {key!r}")
-        experiments.append(experiment)
-    return experiments
-
-
-def planned_runs(experiment):
-    """The experiment's runs in the order the queue takes them: group by group; in a group, seed by seed, then env by
-    env, then method by method (so every method and env has its first seed before any has its second)."""
-    runs = []
-    for group in experiment["groups"]:
-        for seed in group["seeds"]:
-            for env_id in group["envs"]:
-                for method in group["methods"]:
-                    if method not in TRAINERS:
-                        raise UsageError(f"experiment {experiment['id']}: unknown method {method} (one of {', '.join(TRAINERS)})")
-                    guide = None if method == "td3" else group.get("guides", {}).get(env_id, shipped_guide(env_id))
-                    runs.append(PlannedRun(experiment["id"], experiment["commit"], method, env_id, guide, seed,
-                                           experiment["total_timesteps"], tuple(experiment.get("flags", ()))))  # fmt: skip
-    return runs
+from camel_utils.preregistration import EXPORTS, TRAINERS, planned_runs, registered_experiments  # noqa: E402
 
 
 # ---- Where runs live ------------------------------------------------------------------------------------------------
@@ -152,12 +84,28 @@ def export_path(run):
     return EXPORTS / run.experiment / f"{run.name}.json"
 
 
+def pid_file(run):
+    return queue_dir() / run.experiment / "runs" / f"{run.name}.pid"
+
+
+def running_pid(run):
+    """The process id of the run if a queue is running it now, else None."""
+    try:
+        pid = int(pid_file(run).read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
 def state(run):
-    """finished, checkpoint (resumable here), started (a folder without a checkpoint: killed before its first), or
-    missing; a committed finished export counts as finished."""
+    """finished, running (by a queue now), checkpoint (resumable here), started (a folder without a checkpoint:
+    killed before its first), or missing; a committed finished export counts as finished."""
     folder = run_dir(run)
     if (folder / "finished.json").exists():
         return "finished"
+    if running_pid(run):
+        return "running"
     exported = export_path(run)
     if exported.exists() and json.loads(exported.read_text()).get("finished"):
         return "finished"
@@ -225,10 +173,10 @@ def status(runs):
     for experiment, by_state in counts.items():
         total = sum(len(v) for v in by_state.values())
         print(f"{experiment}: {len(by_state.get('finished', []))} of {total} finished")
-        for name in ("checkpoint", "started"):
+        words = {"running": "running", "checkpoint": "stopped, resumes from its checkpoint", "started": "no checkpoint, starts again"}
+        for name, word in words.items():
             for run in by_state.get(name, []):
-                print(f"  {run.name}: {'resumable' if name == 'checkpoint' else 'no checkpoint, starts again'}"
-                      f" (committed curve to step {committed_steps(run)})")  # fmt: skip
+                print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
             print(f"  {len(left)} not started, next: {', '.join(r.name for r in left[:4])}{' ...' if len(left) > 4 else ''}")
@@ -239,6 +187,7 @@ def main(argv):
     if mode not in ("run", "status", "plan") or len(argv) > 1:
         raise UsageError("usage: scripts/queue.py [run|status|plan] (see its docstring)")
     runs = [run for experiment in chosen_experiments() for run in planned_runs(experiment)]
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `scripts/queue.py plan | head` ends quietly
     if mode == "plan":
         for i, run in enumerate(runs):
             print(f"{i:3d} {run.experiment} {run.name} {run.guide or '-'} {run.total_timesteps} @{run.commit[:10]}")
@@ -250,6 +199,8 @@ def main(argv):
     workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
     export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
+    if any(state(run) == "running" for run in runs):
+        raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
     todo = [run for run in runs if state(run) != "finished"]
     todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the registered order
     running, failed, stopping = {}, [], False
@@ -262,6 +213,7 @@ def main(argv):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     print(f"queue: {len(runs) - len(todo)} of {len(runs)} registered runs finished; {len(todo)} to go, {workers} at a time", flush=True)
     last_export = time.time()
     while (todo or running) and not (stopping and not running):
@@ -280,6 +232,7 @@ def main(argv):
             environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             process = subprocess.Popen(pinned, cwd=home, stdout=log, stderr=subprocess.STDOUT, env=environment)
             running[run] = (process, core, log)
+            pid_file(run).write_text(str(process.pid))
             print(f"queue: {run.name} ({run.experiment}) on core {core}: "
                   f"{'resumed' if '--resume' in command else 'started'}", flush=True)  # fmt: skip
         time.sleep(5)
@@ -287,6 +240,7 @@ def main(argv):
         for run in ended:
             process, _, log = running.pop(run)
             log.close()
+            pid_file(run).unlink(missing_ok=True)
             code = process.returncode
             if code == 0:
                 print(f"queue: {run.name} finished", flush=True)

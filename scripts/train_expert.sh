@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Train a TD3 expert for expert masking on this machine, so the expert conditions need no network:
+# Train a TD3 expert for expert masking on this machine, so expert masking needs no network:
 #   scripts/train_expert.sh Hopper-v4 [STEPS]     # STEPS defaults to 1000000, as CleanRL's Hub experts
 # trains plain TD3 (camel_td3.py with no guide, --save-model) in EXPERTS_DIR/runs/{ENV_ID}__td3_expert__{SEED},
 # then copies its actor to EXPERTS_DIR/{ENV_ID}.cleanrl_model (CleanRL's format), where the sweep scripts find it:
-#   scripts/hopper.sh                              # now also runs the expert conditions
+#   METHODS=camel_td3 GUIDES=expert scripts/hopper.sh   # the paper's CAMEL with expert masking
 #   python camel_td3.py --expert-model experts/Hopper-v4.cleanrl_model
 # Settings (environment variables): SEED (default 1), EXPERTS_DIR (default <repo>/experts; keep it out of git),
 # EXTRA_ARGS (more camel_td3.py flags, split on spaces; e.g. "--llm-policy policies/hopper.py" trains the expert
-# with CAMEL), PYTHON, TORCH_THREADS (default 1, as the sweeps; 0 is torch's default), FORCE=1 (train again
-# even if the model exists). Like the sweeps, re-running after an interruption resumes the run from its checkpoint.
+# with the paper's CAMEL), PYTHON, TORCH_THREADS (default 1, as the sweeps; 0 is torch's default), FORCE=1 (train
+# again even if the model exists). Like the sweeps, re-running after an interruption resumes the run from its checkpoint.
 # (The sweeps also find an expert downloaded from the Hub with
 # `hf download cleanrl/Hopper-v4-td3_continuous_action-seed1 td3_continuous_action.cleanrl_model --local-dir experts/Hopper-v4`.)
 set -euo pipefail

@@ -1,24 +1,33 @@
-"""camel_td3.py's CAMEL+, the default: its three parts beyond the paper, each set by its own flag (Q-filtered guide BC,
---guide-bc-coef; the guide warm-up, --warmup-actions guide; two critic updates per step, --critic-updates-per-step 2),
-the critics' target TD3's with guide BC on, and --paper, every part off, which is the paper's CAMEL, also for a run
-saved before --paper existed; a run saved before --critic-updates-per-step resumes with TD3's one; a run saved with a
-lever that has left the trainer (the guide bootstrap and critic layer norm among them) is refused."""
+"""camel_plus_td3.py, CAMEL+: the paper's CAMEL plus three parts, each set by its own flag (Q-filtered guide BC,
+--guide-bc-coef; the guide warm-up, --warmup-actions guide; two critic updates per step, --critic-updates-per-step 2);
+the critics' target TD3's with guide BC on; each part off gives back that part of the paper's CAMEL; no run without a
+guide."""
 
+import os
+import subprocess
+import sys
 from copy import deepcopy as copy_module
 
 import numpy as np
 import pytest
 import torch
 
+import camel_plus_td3
 import camel_td3
+from camel_plus_td3 import Actor, QNetwork, ReplayBuffer, mask_bounds, update_actor_with_guide_bc, update_critics
 from camel_utils import fast_update
-from camel_td3 import ReplayBuffer, mask_bounds
-from camel_utils.guide import to_env_units
-from camel_td3 import Actor, QNetwork, update_actor_with_guide_bc, update_critics
-from camel_utils.conditions import CAMEL_PLUS_CRITIC_UPDATES
-from camel_utils.run import cli_args, resume_args
+from camel_utils.conditions import CAMEL_PLUS_PARTS
 from camel_utils.fast_update import fuse_critics
-from test_camel_td3 import BOOKKEEPING_GUIDE, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
+from camel_utils.guide import to_env_units
+from camel_utils.run import cli_args
+from test_camel_td3 import BOOKKEEPING_GUIDE, FAST, REPO, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
+
+
+def run_camel_plus(cwd, *args, timeout=180):
+    """Run camel_plus_td3.py as a user would, from `cwd` (where its runs/ folder goes)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    return subprocess.run([sys.executable, str(REPO / "camel_plus_td3.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
 
 
 def guide_batch(hopper, n=64, seed=0, next_point=None):
@@ -49,16 +58,6 @@ def test_buffer_keeps_the_guides_action_in_s_and_whether_there_was_one(hopper):
     plain = ReplayBuffer(2, 2, 3, "cpu")
     plain.add(np.zeros(2), np.ones(2), ones, 1.0, 0.0, -ones, ones, -ones, ones)
     assert plain.data.shape == (2, 2 + 2 + 3 + 1 + 1 + 4 * 3) and plain.sample(1).guide_actions is None
-
-
-def test_a_guide_bc_buffer_saved_with_the_guides_action_in_next_s_loads_without_it():
-    """A checkpoint of the version before the guide bootstrap left kept g(s') and its flag in two more column groups,
-    the last ones: they are dropped on loading, every other column kept."""
-    old = torch.arange(2 * 29, dtype=torch.float32).view(2, 29)  # 2 + 2 + 3 + 1 + 1 + 4 * 3, then (3 + 1) for s and s'
-    rb = ReplayBuffer(4, 2, 3, "cpu", keep_guide_actions=True)
-    rb.load_state_dict({"data": old, "pos": 2, "size": 2})
-    assert rb.data.shape[1] == 25 and torch.equal(rb.data[:2], old[:, :25]) and rb.pos == rb.size == 2
-    assert set(rb.sample(16).has_guide.flatten().tolist()) <= {24.0, 53.0}  # the flag of s (column 24), not of s'
 
 
 def hand_computed_target(hopper, data, target_actor, qf1_target, qf2_target):
@@ -100,15 +99,6 @@ def test_with_guide_bc_on_the_critics_target_is_td3s(hopper, fast):
     torch.testing.assert_close(loss2, ((values2 - expected) ** 2).mean(), rtol=1e-5, atol=1e-5)
 
 
-def test_the_guide_bootstrap_has_left_the_trainer(workdir):
-    """It lost its ablation (docs/results.md): the flag is gone, and asking for it is one line and exit status 2."""
-    from test_camel_td3 import run_trainer
-
-    assert "guide_bootstrap" not in vars(cli_args(camel_td3.Args, []))
-    result = run_trainer(workdir, "--guide-bootstrap")
-    assert result.returncode == 2 and "--guide-bootstrap" in result.stderr and "Traceback" not in result.stderr
-
-
 def test_fast_critic_update_on_a_guide_bc_batch_computes_the_plain_one(hopper):
     def one_update(fast):
         torch.manual_seed(0)
@@ -141,7 +131,7 @@ def test_guide_warmup_and_the_guides_actions_in_a_default_run(workdir, hopper):
     checkpoint = stop_after_first_checkpoint(workdir, [
         "--llm-policy", "g.py", "--mask-width", str(width),
         "--total-timesteps", "100000", "--learning-starts", "800", "--batch-size", "32", "--checkpoint-frequency", "1200",
-        "--eval-frequency", "100000", "--exploration-noise", str(noise)], "p")  # fmt: skip
+        "--eval-frequency", "100000", "--exploration-noise", str(noise)], "p", script="camel_plus_td3.py")  # fmt: skip
     data = checkpoint["replay_buffer"]["data"].numpy()
     assert data.shape[1] == 11 + 11 + 3 + 1 + 1 + 4 * 3 + 3 + 1
     obs, next_obs, actions, _, _, low, high, _, _, guide, has = np.split(data, np.cumsum([11, 11, 3, 1, 1, 3, 3, 3, 3, 3]), axis=1)
@@ -222,72 +212,57 @@ def test_fast_guide_bc_update_computes_the_plain_one(hopper, masking_aware):
         torch.testing.assert_close(plain_state[key], fast_state[key], rtol=2e-6, atol=2e-6)
 
 
-def test_the_default_is_camel_plus_and_paper_turns_every_lever_off():
-    default = cli_args(camel_td3.Args, [])
+def test_the_defaults_are_camel_plus_and_each_part_has_the_value_that_turns_it_off():
+    default = cli_args(camel_plus_td3.Args, [])
     assert (default.guide_bc_coef, default.warmup_actions, default.critic_updates_per_step) == (0.4, "guide", 2)
-    assert default.critic_updates_per_step == CAMEL_PLUS_CRITIC_UPDATES  # the names' and the card's home of the number
-    paper = cli_args(camel_td3.Args, ["--paper"])
-    assert (paper.guide_bc_coef, paper.warmup_actions, paper.critic_updates_per_step) == (0.0, "uniform", 1)
-    assert cli_args(camel_td3.Args, ["--paper", "--critic-updates-per-step", "2"]).critic_updates_per_step == 2
-    # the levers that lost or only watched have left the trainer (docs/design.md has their numbers)
-    retired = {"guide_proposal", "guide_bc_fade", "guide_bc_q_filter", "averaged_actor_rate", "keep_best_actor", "guide_bootstrap",
-               "critic_layer_norm"}  # fmt: skip
-    assert not retired & set(vars(default)) and set(camel_td3.Args.RETIRED) == retired
-    # a lever flag beside --paper still applies (the sweep runs a variant so)
-    beside = cli_args(camel_td3.Args, ["--paper", "--warmup-actions", "guide"])
-    assert beside.warmup_actions == "guide" and beside.guide_bc_coef == 0.0
-    assert cli_args(camel_td3.Args, ["--guide-bc-coef", "0"]).warmup_actions == "guide"
-    # and the paper's buffer: nine fields, no guide columns (test_camel_td3.py checks what the loop stores in them)
-    assert ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
+    # conditions.CAMEL_PLUS_PARTS (method names, the model card) holds each part's value and its off value
+    for name, (value, off, _, _) in CAMEL_PLUS_PARTS.items():
+        assert getattr(default, name) == value
+        assert getattr(cli_args(camel_plus_td3.Args, [f"--{name.replace('_', '-')}", str(off)]), name) == off
+    # the paper's CAMEL has none of the three flags, and its buffer no guide columns
+    assert not set(CAMEL_PLUS_PARTS) & set(vars(cli_args(camel_td3.Args, [])))
+    assert camel_td3.ReplayBuffer(1, 11, 3, "cpu").widths == [11, 11, 3, 1, 1, 3, 3, 3, 3]
 
 
-@pytest.mark.parametrize("flags", [[], ["--warmup-actions", "guide"], ["--guide-bc-coef", "1"]])
-def test_levers_without_a_guide_leave_plain_td3(flags, workdir):
-    """Without a guide there is nothing to follow: the run is plain TD3 (no guide-BC chart), named TD3."""
-    from test_camel_td3 import FAST, run_trainer
-
-    result = run_trainer(workdir, "--run-name", "r", *FAST, *flags)
-    assert result.returncode == 0, result.stderr
-    values, _ = scalars(workdir / "runs/r")
-    assert "charts/guide_bc_rows" not in values and "eval/episodic_return" in values
-    assert result.stdout.startswith("run r: Hopper-v4, TD3, steps 0-")
+def test_camel_plus_needs_a_guide_and_says_so_in_one_line(workdir):
+    result = run_camel_plus(workdir, "--run-name", "r", *FAST)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == ("error: camel_plus_td3.py needs a guide (--llm-policy FILE, --expert-model MODEL or "
+                                     "--random-guide); TD3 without one is camel_td3.py")  # fmt: skip
+    assert not (workdir / "runs/r").exists()
 
 
-@pytest.mark.parametrize("flags, critic_updates", [
-    (["--llm-policy", "g.py"], 2),  # CAMEL+
-    (["--llm-policy", "g.py", "--paper"], 1),
-    (["--llm-policy", "g.py", "--critic-updates-per-step", "3"], 3),
-    ([], 1),  # without a guide, CAMEL+'s parts leave plain TD3
+@pytest.mark.parametrize("script, flags, critic_updates", [
+    ("camel_plus_td3.py", [], 2),  # CAMEL+
+    ("camel_plus_td3.py", ["--critic-updates-per-step", "3"], 3),
+    ("camel_plus_td3.py", ["--critic-updates-per-step", "1"], 1),
+    ("camel_td3.py", [], 1),  # the paper's CAMEL
 ])  # fmt: skip
-def test_the_critics_update_that_many_times_per_step_and_the_actor_as_in_td3(workdir, flags, critic_updates):
+def test_the_critics_update_that_many_times_per_step_and_the_actor_as_in_td3(workdir, script, flags, critic_updates):
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     learning_starts = 300
     checkpoint = stop_after_first_checkpoint(workdir, [
-        *flags, "--total-timesteps", "100000",
+        "--llm-policy", "g.py", *flags, "--total-timesteps", "100000",
         "--learning-starts", str(learning_starts), "--batch-size", "32", "--checkpoint-frequency", "500",
-        "--eval-frequency", "100000"], "u")  # fmt: skip
+        "--eval-frequency", "100000"], "u", script=script)  # fmt: skip
     next_step = checkpoint["global_step"]  # steps 0 .. next_step - 1 ran; those after learning-starts updated
     update_steps = range(learning_starts + 1, next_step)
     assert checkpoint["q_optimizer"]["state"][0]["step"].item() == critic_updates * len(update_steps)
-    assert checkpoint["args"]["critic_updates_per_step"] == critic_updates  # saved as it ran (the model card shows it)
     assert checkpoint["actor_optimizer"]["state"][0]["step"].item() == sum(1 for step in update_steps if step % 2 == 0)
 
 
 def test_zero_critic_updates_per_step_is_refused_with_one_line(workdir):
-    from test_camel_td3 import FAST, run_trainer
-
-    result = run_trainer(workdir, "--run-name", "r", *FAST, "--critic-updates-per-step", "0")
+    result = run_camel_plus(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--critic-updates-per-step", "0")
     assert result.returncode == 2 and result.stderr.strip() == "error: --critic-updates-per-step must be positive, got 0"
     assert not (workdir / "runs/r").exists()
 
 
-@pytest.mark.parametrize("flags, logged", [([], [200, 300, 400, 500]), (["--paper"], [])])
-def test_guide_bc_lasts_the_run_by_default_and_is_off_with_paper(flags, logged, workdir):
-    from test_camel_td3 import FAST, run_trainer
-
+@pytest.mark.parametrize("flags, logged", [([], [200, 300, 400, 500]), (["--guide-bc-coef", "0"], [])])
+def test_guide_bc_lasts_the_run_and_is_off_at_coefficient_zero(flags, logged, workdir):
     # 600 steps, learning from 100, charts every 100 steps; epsilon = 1 - t / 300 reaches 0 at step 300
-    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--learning-starts", "100", *flags)
+    result = run_camel_plus(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, "--learning-starts", "100", *flags)
     assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("run r: Hopper-v4, CAMEL+" + (" w/o guide BC" if flags else "") + ", guide ")
     values, _ = scalars(workdir / "runs/r")
     assert [step for step, _ in values.get("losses/guide_bc_loss", [])] == logged
     assert all(0.0 <= share <= 1.0 for _, share in values.get("charts/guide_bc_rows", []))  # the Q-filter may keep none
@@ -297,88 +272,23 @@ def test_guide_bc_lasts_the_run_by_default_and_is_off_with_paper(flags, logged, 
     (["--guide-bc-coef", "-0.4"], "error: --guide-bc-coef cannot be negative (it would push the actor away from the guide), got -0.4"),
 ])  # fmt: skip
 def test_camel_plus_values_out_of_range_are_refused_with_one_line(workdir, flags, message):
-    from test_camel_td3 import FAST, run_trainer
-
-    result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, *flags)
+    result = run_camel_plus(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST, *flags)
     assert result.returncode == 2 and result.stderr.strip() == message
     assert not (workdir / "runs/r").exists()
 
 
-def test_a_run_saved_before_paper_existed_resumes_as_the_papers_camel(tmp_path):
-    """Its checkpoint's args lack --paper and the levers added since: they take the paper's values, not CAMEL+'s."""
-    old = {"env_id": "Hopper-v4", "seed": 3, "llm_policy": "g.py", "total_timesteps": 1000, "mask_width": 0.3}
-    torch.save({"args": old, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (True, 0.0, "uniform", 1)
-    assert (args.seed, args.mask_width) == (3, 0.3)
-    # a run saved since keeps what it saved, CAMEL+ included
-    new = {**old, **vars(cli_args(camel_td3.Args, ["--seed", "3"]))}
-    torch.save({"args": new, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.paper, args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (False, 0.4, "guide", 2)
-    # one saved by the default before --critic-updates-per-step (CAMEL+ with 1 critic update per step) keeps its one
-    before = {name: value for name, value in new.items() if name != "critic_updates_per_step"}
-    torch.save({"args": before, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.guide_bc_coef, args.warmup_actions, args.critic_updates_per_step) == (0.4, "guide", 1)
-
-
-@pytest.mark.parametrize("argv, flag, commit", [
-    (["--critic-layer-norm"], "--critic-layer-norm", "95415d5"),
-    (["--seed", "3", "--no-guide-bc-q-filter"], "--no-guide-bc-q-filter", "6abd027"),
-    (["--averaged-actor-rate=0.001"], "--averaged-actor-rate", "6abd027"),
-    (["--guide-bootstrap", "--paper"], "--guide-bootstrap", "4b0bd79"),
-])  # fmt: skip
-def test_a_retired_lever_on_the_command_line_is_refused_with_its_last_commit(argv, flag, commit, capsys):
-    # one line naming the commit that still runs it, rather than tyro's "unrecognized options" box
-    with pytest.raises(SystemExit) as stop:
-        cli_args(camel_td3.Args, argv)
-    assert stop.value.code == 2
-    assert capsys.readouterr().err == (f'error: {flag} left this trainer after commit {commit} (docs/design.md, "The levers", '
-                                       f"has its numbers); run it with that commit (git checkout {commit})\n")
-
-
-@pytest.mark.parametrize("lever, value", [("guide_proposal", True), ("guide_bc_fade", True), ("guide_bc_q_filter", False),
-                                          ("averaged_actor_rate", 0.0005), ("keep_best_actor", True)])  # fmt: skip
-def test_a_run_saved_with_a_retired_lever_is_refused_with_the_commit_that_can_resume_it(tmp_path, lever, value, capsys):
-    saved = {**vars(cli_args(camel_td3.Args, ["--seed", "3"])), "guide_bc_fade": False, "guide_bc_q_filter": True, lever: value}
-    torch.save({"args": saved, "counters": {}}, tmp_path / "checkpoint.pt")
-    with pytest.raises(SystemExit) as stop:
-        resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert stop.value.code == 2
-    flag = ("--no-" if value is False else "--") + lever.replace("_", "-")
-    assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used {flag}, which left camel_td3.py after commit "
-                                               "6abd027; resume it with that commit (git checkout 6abd027)")
-
-
-def test_a_run_saved_with_critic_layer_norm_is_refused_with_the_last_commit_that_had_it_and_one_without_resumes(tmp_path, capsys):
-    saved = {**vars(cli_args(camel_td3.Args, ["--seed", "3", "--critic-updates-per-step", "2"])), "critic_layer_norm": True}
-    torch.save({"args": saved, "counters": {}}, tmp_path / "checkpoint.pt")
-    with pytest.raises(SystemExit) as stop:
-        resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert stop.value.code == 2
-    assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used --critic-layer-norm, which left camel_td3.py "
-                                               "after commit 95415d5; resume it with that commit (git checkout 95415d5)")
-    # saved without it (the probe's cu2 runs), the run resumes with its own settings
-    torch.save({"args": {**saved, "critic_layer_norm": False}, "counters": {}}, tmp_path / "checkpoint.pt")
-    args, _ = resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert (args.seed, args.critic_updates_per_step) == (3, 2) and "critic_layer_norm" not in vars(args)
-
-
-@pytest.mark.parametrize("saved", [
-    {"guide_bootstrap": True},  # saved with --guide-bootstrap (the default then)
-    {"guide_proposal": False, "guide_bc_fade": False, "guide_bc_q_filter": True},  # before it had a flag: guide BC bootstrapped
-])  # fmt: skip
-def test_a_run_saved_with_the_guide_bootstrap_is_refused_with_the_last_commit_that_had_it(tmp_path, saved, capsys):
-    from camel_utils.conditions import BOOTSTRAP_LAST_COMMIT
-
-    torch.save({"args": {**vars(cli_args(camel_td3.Args, ["--seed", "3"])), **saved}, "counters": {}}, tmp_path / "checkpoint.pt")
-    with pytest.raises(SystemExit) as stop:
-        resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)
-    assert stop.value.code == 2 and camel_td3.Args.RETIRED["guide_bootstrap"][1] == BOOTSTRAP_LAST_COMMIT
-    assert capsys.readouterr().err.strip() == (f"error: --resume {tmp_path}: the run used --guide-bootstrap, which left camel_td3.py "
-                                               f"after commit {BOOTSTRAP_LAST_COMMIT}; resume it with that commit (git checkout {BOOTSTRAP_LAST_COMMIT})")
-    # saved without it (--no-guide-bootstrap, or the paper's CAMEL before it had a flag), a run resumes
-    torch.save({"args": {**vars(cli_args(camel_td3.Args, ["--seed", "3"])), **saved, "guide_bootstrap": False}, "counters": {}},
-               tmp_path / "checkpoint.pt")
-    assert resume_args(str(tmp_path), cli_args(camel_td3.Args, []), camel_td3.Args)[0].guide_bc_coef == 0.4
+def test_a_stopped_camel_plus_run_resumes_bit_for_bit(workdir):
+    """Stopped mid-run (with g(s) of the episode under way in the checkpoint) and resumed, CAMEL+ logs every scalar
+    the run that never stopped logs."""
+    common = ["--llm-policy", "guide.py", *FAST, "--learning-starts", "100", "--checkpoint-frequency", "0"]
+    whole = run_camel_plus(workdir, "--run-name", "whole", *common)
+    assert whole.returncode == 0, whole.stderr
+    env = {**os.environ, "CAMEL_STOP_AT_STEP": "350", "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    stopped = subprocess.run([sys.executable, str(REPO / "camel_plus_td3.py"), "--run-name", "part", *common], cwd=workdir,
+                             env=env, capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert stopped.returncode == 130 and "python" in stopped.stderr and "--resume" in stopped.stderr
+    resumed = run_camel_plus(workdir, "--resume", "runs/part")
+    assert resumed.returncode == 0, resumed.stderr
+    (a, _), (b, _) = scalars(workdir / "runs/whole"), scalars(workdir / "runs/part")
+    drop = {"charts/SPS"}
+    assert {t: v for t, v in a.items() if t not in drop} == {t: v for t, v in b.items() if t not in drop}

@@ -25,6 +25,7 @@ import tyro
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+import camel_plus_td3
 import camel_sac
 import camel_td3
 from camel_td3 import make_env
@@ -32,7 +33,7 @@ from test_camel_td3 import printed_path
 from camel_utils.cli import shown_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
-from camel_utils.run import Checkpoints, check_common_args, checked_env, cli_args, help_sections, load_checkpoint, resume_args
+from camel_utils.run import Checkpoints, check_common_args, checked_env, cli_args, help_sections, load_checkpoint, resume_args, same_code, source_commit
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,7 +79,7 @@ def test_checkpoint_restores_modules_counters_and_every_random_generator(tmp_pat
     env.reset(seed=0)
     net, guide, counters = torch.nn.Linear(2, 2), Guide(lambda obs: np.zeros(3), 3, "g"), {"episodes": 7}
     guide(np.zeros(11))
-    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net, "guide": guide}, counters, rng, env)
+    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net, "guide": guide}, counters, rng, env, "camel_td3.py")
     checkpoints.save(global_step=123)
     expected, expected_weight = draws(rng, env), net.weight.detach().clone()
 
@@ -89,7 +90,7 @@ def test_checkpoint_restores_modules_counters_and_every_random_generator(tmp_pat
     random.seed(5)
     np.random.seed(5)
     torch.manual_seed(5)
-    restored = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net2, "guide": guide2}, counters2, rng2, env2)
+    restored = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"net": net2, "guide": guide2}, counters2, rng2, env2, "camel_td3.py")
     assert restored.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == (123, None)  # saved between episodes
     assert draws(rng2, env2) == expected
     torch.testing.assert_close(net2.weight, expected_weight, rtol=0, atol=0)
@@ -118,14 +119,14 @@ def test_a_checkpoint_in_the_middle_of_an_episode_restores_the_env_to_continue_i
         if terminated or truncated:
             obs, _ = env.reset()
     episode = (obs, np.full(3, -0.5), np.full(3, 0.5), True)  # the loop's obs, bounds and mask for the next step
-    Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env).save(global_step=30, episode=episode)
+    Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env, "camel_td3.py").save(global_step=30, episode=episode)
     elapsed = env.get_wrapper_attr("_elapsed_steps")
     actions = [env.action_space.sample() for _ in range(400)]
     expected = steps_from(env, actions)
 
     fresh = make_env(env_id, 1, 0, False, "r")()  # another process: a new env, never reset
     step, (loop_obs, low, high, masked) = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, np.random.default_rng(5),
-                                                      fresh).restore(load_checkpoint(tmp_path / "checkpoint.pt"))  # fmt: skip
+                                                      fresh, "camel_td3.py").restore(load_checkpoint(tmp_path / "checkpoint.pt"))  # fmt: skip
     assert step == 30 and loop_obs.tobytes() == obs.tobytes() and masked is True
     assert np.array_equal(low, episode[1]) and np.array_equal(high, episode[2])
     assert 0 < elapsed == fresh.get_wrapper_attr("_elapsed_steps")  # TimeLimit's count, mid-episode
@@ -152,45 +153,28 @@ class WorldEnv(gym.Env):
 def test_an_episode_whose_env_cannot_be_saved_is_dropped_and_the_checkpoint_says_what(tmp_path):
     env, rng = gym.wrappers.RecordEpisodeStatistics(WorldEnv()), np.random.default_rng(0)
     env.reset(seed=0)
-    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env)
+    checkpoints = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {}, {}, rng, env, "camel_td3.py")
     assert checkpoints.save(global_step=5, episode=(np.zeros(2), -np.ones(1), np.ones(1), False)) == "WorldEnv.world (World)"
     assert load_checkpoint(tmp_path / "checkpoint.pt")["episode"] is None  # the resumed run starts a new episode
     assert checkpoints.restore(load_checkpoint(tmp_path / "checkpoint.pt")) == (5, None)
 
 
-def test_a_checkpoint_without_one_of_the_runs_modules_is_refused_with_one_line(tmp_path):
-    env, rng = gym.make("Pendulum-v1"), np.random.default_rng(0)
-    env.reset(seed=0)
-    old = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"qf": torch.nn.Linear(2, 2)}, {}, rng, env)
-    old.save(global_step=10)  # an older trainer's layout: both critics as one module named qf
-    new = Checkpoints(str(tmp_path / "checkpoint.pt"), TinyArgs(), {"qf1": torch.nn.Linear(2, 2), "qf2": torch.nn.Linear(2, 2)}, {}, rng, env)
-    with pytest.raises(SystemExit) as refused:
-        new.restore(load_checkpoint(tmp_path / "checkpoint.pt"))
-    assert str(refused.value).startswith("error: the checkpoint holds no qf1, qf2: an older version of the trainer wrote it")
-
-
-def test_a_checkpoint_from_before_the_guide_counts_were_saved_keeps_its_failures(tmp_path):
-    torch.save({"counters": {"episodes": 3, "guide_failures": 4}}, tmp_path / "old.pt")
-    checkpoint = load_checkpoint(tmp_path / "old.pt")
-    assert checkpoint["guide"] == {"calls": 0, "failures": 4, "clipped": 0} and checkpoint["counters"] == {"episodes": 3}
-
-
 def test_resume_names_a_missing_folder_a_missing_checkpoint_and_a_finished_run(tmp_path):
     with pytest.raises(SystemExit, match="--resume .*nope: no such run folder"):
-        resume_args(str(tmp_path / "nope"), TinyArgs(), TinyArgs)
+        resume_args(str(tmp_path / "nope"), TinyArgs(), TinyArgs, "camel_td3.py")
     (tmp_path / "empty").mkdir()
     with pytest.raises(SystemExit, match="no checkpoint.pt there"):
-        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs)
+        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs, "camel_td3.py")
     (tmp_path / "empty" / "finished.json").write_text("{}")
     with pytest.raises(SystemExit, match="already finished"):
-        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs)
+        resume_args(str(tmp_path / "empty"), TinyArgs(), TinyArgs, "camel_td3.py")
 
 
 def test_resume_keeps_the_runs_own_settings_but_this_machines(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
-    torch.save({"args": vars(TinyArgs(total_timesteps=5000, torch_threads=4)), "counters": {}}, run / "checkpoint.pt")
-    args, checkpoint = resume_args(str(run), TinyArgs(total_timesteps=7, torch_threads=2), TinyArgs)
+    torch.save(written("camel_td3.py", TinyArgs(total_timesteps=5000, torch_threads=4)), run / "checkpoint.pt")
+    args, checkpoint = resume_args(str(run), TinyArgs(total_timesteps=7, torch_threads=2), TinyArgs, "camel_td3.py")
     assert (args.total_timesteps, args.torch_threads, args.resume) == (5000, 2, str(run))
     assert "ignoring --total-timesteps" in capsys.readouterr().err
 
@@ -362,36 +346,38 @@ def test_a_run_stopped_in_the_middle_of_an_episode_resumes_bit_for_bit(tmp_path,
     assert finished[0]["guide_calls"] == finished[1]["guide_calls"]  # the guide was not asked again on resuming
 
 
-SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "bookkeeping", "speed"],
+SECTIONS = {"camel_td3.py": ["experiment", "TD3", "guide", "masking", "bookkeeping", "speed"],
+            "camel_plus_td3.py": ["experiment", "TD3", "guide", "masking", "CAMEL+", "bookkeeping", "speed"],
             "camel_sac.py": ["experiment", "SAC", "guide", "masking", "bookkeeping", "speed"]}  # fmt: skip
 
 
-@pytest.mark.parametrize("script", ["camel_td3.py", "camel_sac.py"])
+@pytest.mark.parametrize("script", ["camel_td3.py", "camel_plus_td3.py", "camel_sac.py"])
 def test_help_shows_each_section_of_args_in_its_own_box_with_the_flags_named_as_before(script):
     # the sections are the comment lines of Args (`# heading: description`); a flag is in the box of its section
     env = {**os.environ, "COLUMNS": "129"}  # tyro sets boxes side by side from 130 columns
     help_text = subprocess.run([sys.executable, str(REPO / script), "--help"], capture_output=True, text=True, env=env).stdout
     boxes = re.findall(r"╭─ ([^─\n]+?) options ─+╮\n(.*?)╰", help_text, re.S)
     assert [heading for heading, _ in boxes] == SECTIONS[script]
-    args_class = camel_td3.Args if script == "camel_td3.py" else camel_sac.Args
+    args_class = {"camel_td3.py": camel_td3.Args, "camel_plus_td3.py": camel_plus_td3.Args, "camel_sac.py": camel_sac.Args}[script]
     sections = {heading: names for heading, _, names in help_sections(args_class)}
     assert sorted(name for names in sections.values() for name in names) == sorted(f.name for f in fields(args_class))
     for heading, box in boxes:
         flags_in_box = re.findall(r"^│ (--[a-z0-9-]+)", box, re.M)
         assert flags_in_box == ["--" + name.replace("_", "-") for name in sections[heading]], heading
     descriptions = {heading: box.splitlines()[0].strip("│ ") for heading, box in boxes}  # a section's first line
-    assert descriptions["guide"].startswith("the guide g(s), at most one of these")
+    assert descriptions["guide"].startswith("the guide g(s)")
 
 
-@pytest.mark.parametrize("argv", [[], ["--seed", "3", "--env-id", "Walker2d-v4", "--total-timesteps", "2000"], ["--paper"],
-                                  ["--paper", "--guide-bc-coef", "0.2", "--mask-width", "0.3"], ["--warmup-actions", "uniform"],
+@pytest.mark.parametrize("argv", [[], ["--seed", "3", "--env-id", "Walker2d-v4", "--total-timesteps", "2000"],
+                                  ["--guide-bc-coef", "0.2", "--mask-width", "0.3"], ["--warmup-actions", "uniform"],
                                   ["--llm-policy", "policies/hopper.py", "--no-cuda", "--exp-name", "x", "--no-fast-update", "--torch-threads", "0"]])  # fmt: skip
 def test_the_sectioned_command_line_reads_every_flag_as_the_flat_args_would(argv):
-    flat_default = camel_td3.Args(paper=True, **camel_td3.Args.PAPER_VALUES) if "--paper" in argv else camel_td3.Args()
-    assert cli_args(camel_td3.Args, argv) == tyro.cli(camel_td3.Args, args=argv, default=flat_default)
-    sac_argv = [arg for arg in argv if arg not in ("--paper", "--guide-bc-coef", "0.2", "--warmup-actions", "uniform", "--no-fast-update")]  # CAMEL+ and TD3 flags
+    assert cli_args(camel_plus_td3.Args, argv) == tyro.cli(camel_plus_td3.Args, args=argv)
+    td3_argv = [arg for arg in argv if arg not in ("--guide-bc-coef", "0.2", "--warmup-actions", "uniform")]  # CAMEL+ flags
+    assert cli_args(camel_td3.Args, td3_argv) == tyro.cli(camel_td3.Args, args=td3_argv)
+    sac_argv = [arg for arg in td3_argv if arg != "--no-fast-update"]  # a TD3 flag
     assert cli_args(camel_sac.Args, sac_argv) == tyro.cli(camel_sac.Args, args=sac_argv)
-    assert type(cli_args(camel_td3.Args, argv)) is camel_td3.Args  # the trainers read a flat args.x
+    assert type(cli_args(camel_td3.Args, td3_argv)) is camel_td3.Args  # the trainers read a flat args.x
 
 
 def test_a_mistyped_flag_is_one_error_naming_the_flag_it_meant(tmp_path):
@@ -424,20 +410,54 @@ def test_an_env_that_cannot_render_or_has_unbounded_actions_is_one_line(capsys):
     assert checked_env(lambda: gym.make("Pendulum-v1"), "Pendulum-v1").action_space.high[0] == 2.0  # bounded: as it is
 
 
-def test_a_run_of_the_other_trainer_is_refused_with_the_command_that_resumes_it(tmp_path, capsys):
-    run = tmp_path / "runs" / "Hopper-v4__camel__1"
+def written(script, args, commit=None):
+    """A checkpoint's header as a trainer writes it: the script, the commit (this one unless given) and the args."""
+    return {"script": script, "commit": source_commit() if commit is None else commit, "args": vars(args), "counters": {}}
+
+
+def test_a_run_of_another_trainer_is_refused_with_the_command_that_resumes_it(tmp_path, capsys):
+    run = tmp_path / "runs" / "Hopper-v4__camel_plus_td3__1"
     run.mkdir(parents=True)
-    torch.save({"args": {**vars(TinyArgs()), "policy_noise": 0.2}, "counters": {}}, run / "checkpoint.pt")  # camel_td3.py's
+    torch.save(written("camel_plus_td3.py", TinyArgs()), run / "checkpoint.pt")
     with pytest.raises(SystemExit) as refused:
-        resume_args(str(run), camel_sac.Args(), camel_sac.Args)
+        resume_args(str(run), camel_td3.Args(), camel_td3.Args, "camel_td3.py")
     assert refused.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: --resume {run}: camel_td3.py wrote this run; continue it with: python ")
-    assert err.endswith(f"camel_td3.py --resume {shown_path(str(run))}")  # as pastable where the user stands
-    torch.save({"args": {**vars(TinyArgs()), "autotune": True}, "counters": {}}, run / "checkpoint.pt")  # camel_sac.py's
+    assert err.startswith(f"error: --resume {run}: camel_plus_td3.py wrote this run; continue it with: python ")
+    assert err.endswith(f"camel_plus_td3.py --resume {shown_path(str(run))}")  # as pastable where the user stands
+    torch.save(written("camel_sac.py", TinyArgs()), run / "checkpoint.pt")
     with pytest.raises(SystemExit):
-        resume_args(str(run), camel_td3.Args(), camel_td3.Args)
+        resume_args(str(run), camel_td3.Args(), camel_td3.Args, "camel_td3.py")
     assert "camel_sac.py wrote this run" in capsys.readouterr().err
+
+
+def test_a_checkpoint_of_another_commit_is_refused_with_the_checkout_that_resumes_it(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save(written("camel_td3.py", TinyArgs(), commit="0123abc"), run / "checkpoint.pt")
+    with pytest.raises(SystemExit) as refused:
+        resume_args(str(run), TinyArgs(), TinyArgs, "camel_td3.py")
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.strip() == (f"error: --resume {run}: commit 0123abc wrote this run and this is {source_commit()}; "
+                                               "resume it with that commit (git checkout 0123abc, or a git worktree there)")
+    # a checkpoint that names neither (written before they were recorded) is refused too, and says why
+    torch.save({"args": vars(TinyArgs()), "counters": {}}, run / "checkpoint.pt")
+    with pytest.raises(SystemExit):
+        resume_args(str(run), TinyArgs(), TinyArgs, "camel_td3.py")
+    assert "names no script and commit" in capsys.readouterr().err
+    # one of a commit with the same Python code (here: this commit's parent, if it changed no .py file) resumes too
+    parent = subprocess.run(["git", "-C", str(REPO), "rev-parse", f"{source_commit()}~1"], capture_output=True, text=True).stdout.strip()
+    assert same_code(source_commit(), source_commit()) and not same_code("0123abc", source_commit())
+    assert same_code(parent, source_commit()) == (subprocess.run(
+        ["git", "-C", str(REPO), "diff", "--quiet", parent, source_commit(), "--", "*.py", ":!tests"]).returncode == 0)
+    # this commit's own checkpoint resumes
+    torch.save(written("camel_td3.py", TinyArgs(total_timesteps=4321)), run / "checkpoint.pt")
+    assert resume_args(str(run), TinyArgs(), TinyArgs, "camel_td3.py")[0].total_timesteps == 4321
+
+
+def test_the_source_commit_is_this_checkouts_head():
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert source_commit.__wrapped__() == head and len(head) == 40  # uncached: the queue may have committed since
 
 
 @dataclass

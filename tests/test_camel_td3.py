@@ -339,11 +339,11 @@ def printed_path(path, cwd):
     return relative if len(relative) <= len(str(path)) else str(path)
 
 
-def stop_after_first_checkpoint(workdir, args, run):
+def stop_after_first_checkpoint(workdir, args, run, script="camel_td3.py"):
     """Start a run, wait for its first periodic checkpoint, then send SIGTERM: the run saves a checkpoint at the
     step it is on and exits. Where it stops varies; what it stored up to there does not (the run is seeded)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    process = subprocess.Popen([sys.executable, str(REPO / "camel_td3.py"), *args, "--run-name", run], cwd=workdir,
+    process = subprocess.Popen([sys.executable, str(REPO / script), *args, "--run-name", run], cwd=workdir,
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     checkpoint = workdir / "runs" / run / "checkpoint.pt"
     deadline = time.time() + 300
@@ -359,7 +359,7 @@ def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(workdir, ho
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     decay, width, total = 3000, 0.3, 100_000  # epsilon falls from 1 to 0 over steps 0..3000
     checkpoint = stop_after_first_checkpoint(workdir, [
-        "--llm-policy", "g.py", "--paper", "--mask-width", str(width), "--total-timesteps", str(total), "--epsilon-fraction",
+        "--llm-policy", "g.py", "--mask-width", str(width), "--total-timesteps", str(total), "--epsilon-fraction",
         str(decay / total), "--learning-starts", "2500", "--batch-size", "32", "--checkpoint-frequency", str(decay),
         "--eval-frequency", str(total)], "b")  # the paper's buffer (CAMEL+'s adds the guide's actions: test_camel_plus.py)
     data = checkpoint["replay_buffer"]["data"].numpy()
@@ -475,7 +475,7 @@ def test_saved_model_is_cleanrl_format_and_guides_another_run_as_expert(workdir)
 def test_a_finished_run_keeps_its_model_and_says_how_to_evaluate_it(workdir):
     result = run_trainer(workdir, "--llm-policy", "guide.py", "--run-name", "r", *FAST)  # saved without asking
     assert result.returncode == 0, result.stderr
-    model = "runs/r/camel_qbc_gwarm_noboot_cu2_ls200.cleanrl_model"  # named by the run's condition: CAMEL+, learning from 200
+    model = "runs/r/camel_td3.cleanrl_model"  # named as CleanRL names it: the script's name
     assert f"model saved to {model}" in result.stdout
     actor_state, _, _ = torch.load(workdir / model, weights_only=True)
     (command,) = [line.split("evaluate it:")[1].strip() for line in result.stdout.splitlines() if "evaluate it:" in line]
@@ -708,14 +708,14 @@ def test_run_name_help_states_its_default_once(help_text):
 
 def test_a_checkpoint_grows_with_the_steps_taken_not_with_the_buffer_size(workdir):
     """The replay buffer is preallocated for --buffer-size rows (1M by default), but a checkpoint holds only the rows
-    filled so far: a 1000-step run's checkpoint of the default CAMEL+ buffer (43 float32 columns on Hopper) is about
-    1000 x 43 x 4 bytes, not 1M x 43 x 4 = 172 MB."""
+    filled so far: a 1000-step run's checkpoint of the paper's CAMEL's buffer (39 float32 columns on Hopper) is about
+    1000 x 39 x 4 bytes, not 1M x 39 x 4 = 156 MB."""
     (workdir / "g.py").write_text(BOOKKEEPING_GUIDE)
     checkpoint = stop_after_first_checkpoint(workdir, [
         "--llm-policy", "g.py", "--total-timesteps", "1000000", "--learning-starts", "500", "--batch-size", "32",
         "--checkpoint-frequency", "1000", "--eval-frequency", "1000000"], "c")  # fmt: skip
     rows, buffer = checkpoint["global_step"], checkpoint["replay_buffer"]
-    width = 11 + 11 + 3 + 1 + 1 + 4 * 3 + 3 + 1  # obs, next obs, action, reward, done, the bounds, g(s) and its flag
+    width = 11 + 11 + 3 + 1 + 1 + 4 * 3  # obs, next obs, action, reward, done, the bounds of s and of s'
     assert buffer["data"].shape == (rows, width) and buffer["size"] == rows
     assert buffer["data"].untyped_storage().nbytes() == rows * width * 4  # its own storage, not a view of the 1M rows
     networks = 6 * 80_000 * 4 * 3  # the six networks (about 70-80k parameters each) and Adam's two moments, generously

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 import pytest
 import tyro
 
+import camel_plus_td3
 import camel_sac
 import camel_td3
 import evaluate_policy
@@ -15,7 +16,7 @@ import generate_policy
 import plot
 from camel_utils.run import field_docstrings
 
-ARGS_CLASSES = [camel_td3.Args, camel_sac.Args, generate_policy.Args, evaluate_policy.Args, plot.Args, plot.ExportArgs, plot.RunListArgs]
+ARGS_CLASSES = [camel_td3.Args, camel_plus_td3.Args, camel_sac.Args, generate_policy.Args, evaluate_policy.Args, plot.Args, plot.ExportArgs, plot.RunListArgs]
 
 
 def mid_clause_breaks(docstring):
@@ -29,7 +30,7 @@ def test_flag_docstrings_break_only_between_clauses(args_class):
     assert found == {}
 
 
-@pytest.mark.parametrize("args_class", [camel_td3.Args, camel_sac.Args])
+@pytest.mark.parametrize("args_class", [camel_td3.Args, camel_plus_td3.Args, camel_sac.Args])
 def test_every_trainer_flag_is_documented(args_class):
     assert sorted(field_docstrings(args_class)) == sorted(f.name for f in fields(args_class))
 

@@ -1,4 +1,4 @@
-"""The default is described in one sentence, the same words wherever a user meets it: the README, camel_td3.py's
+"""CAMEL+ is described in one sentence, the same words wherever a user meets it: the README, camel_plus_td3.py's
 --help, docs/design.md, docs/usage.md and the model card (camel_utils.conditions.CAMEL_PLUS is the sentence)."""
 
 import subprocess
@@ -24,7 +24,7 @@ def test_the_docs_say_the_sentence(doc):
 
 
 def test_help_says_the_sentence():
-    help_text = subprocess.run([sys.executable, str(REPO / "camel_td3.py"), "--help"], capture_output=True, text=True, cwd=REPO,
+    help_text = subprocess.run([sys.executable, str(REPO / "camel_plus_td3.py"), "--help"], capture_output=True, text=True, cwd=REPO,
                                env={"COLUMNS": "400", "PATH": ""}).stdout  # fmt: skip
     assert flat(CAMEL_PLUS) in flat(help_text)
 

@@ -1,5 +1,5 @@
-"""scripts/quickstart.sh, the README's first command: CAMEL (camel_td3.py's default, CAMEL+) and TD3 side by side, then
-their figures and tables."""
+"""scripts/quickstart.sh, the README's first command: TD3, the paper's CAMEL and CAMEL+, two at a time, with their
+progress and the paths of their logs as seen from the user's folder, then their figures and tables."""
 
 import json
 import os
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+METHODS = {"td3": ("camel_td3.py", None), "camel_td3": ("camel_td3.py", "policies/hopper.py"),
+           "camel_plus_td3": ("camel_plus_td3.py", "policies/hopper.py")}  # method: (trainer, guide file)  # fmt: skip
 
 
 def quickstart(tmp_path, **settings):
@@ -18,24 +20,32 @@ def quickstart(tmp_path, **settings):
                           cwd=tmp_path)  # fmt: skip
 
 
-def test_quickstart_trains_camel_and_td3_side_by_side_and_draws_both(tmp_path):
+def test_quickstart_trains_td3_the_papers_camel_and_camel_plus_and_draws_them(tmp_path):
     result = quickstart(tmp_path, STEPS="400", EVAL_FREQUENCY="200")
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     out = tmp_path / "qs"
-    for condition, guided in (("baseline", False), ("camel_qbc_gwarm_noboot_cu2", True)):  # TD3, and CAMEL at the trainer's default
-        finished = json.loads((out / "runs" / f"Hopper-v4__{condition}__1" / "finished.json").read_text())
-        assert finished["total_timesteps"] == 400 and (finished["guide_calls"] is not None) == guided
-    assert finished["guide_file"]["path"] == "policies/hopper.py"
+    for method, (script, guide) in METHODS.items():
+        finished = json.loads((out / "runs" / f"Hopper-v4__{method}__1" / "finished.json").read_text())
+        assert (finished["script"], finished["exp_name"], finished["total_timesteps"]) == (script, method, 400)
+        assert (finished["guide_file"] or {}).get("path") == guide
+
+    # two at a time, CAMEL+ (the slowest) first: the third starts only when one of the first two has finished
+    events = [line.split()[1:3] for line in result.stdout.splitlines() if re.match(r"\[sweep\] (start|finished) ", line)]
+    assert events[:2] == [["start", "Hopper-v4__camel_plus_td3__1"], ["start", "Hopper-v4__td3__1"]] and events[2][0] == "finished"
+    # each run's log is where the quickstart says, from the folder it was started in
+    logs = re.findall(r"^\[sweep\] start \S+(?: on core \d+)? -> (.+)$", result.stdout, re.M)
+    assert len(logs) == 3 and all((tmp_path / log).is_file() and log.startswith("qs/runs/") for log in logs)
+
     for name in ("eval", "train"):
         assert (out / f"{name}.png").stat().st_size > 0
-        table = (out / f"{name}.md").read_text()
-        assert "TD3" in table and "CAMEL+, LLM-written guide" in table  # one name for the method
-    assert "CAMEL+, LLM-written guide" in result.stdout and "eval.png" in result.stdout
+        table = [line for line in (out / f"{name}.md").read_text().splitlines() if line.startswith("|")]
+        assert len(table) == 2 + 3  # its header and rule, then a row per method
+    assert (out / "eval.md").read_text() in result.stdout and f"figures: {out}/eval.png" in result.stdout
 
     # the commands a run prints work as printed, pasted where the user started the quickstart
-    log = (out / "runs" / "Hopper-v4__camel_qbc_gwarm_noboot_cu2__1" / "log.txt").read_text()
+    log = (out / "runs" / "Hopper-v4__camel_plus_td3__1" / "log.txt").read_text()
     (evaluate,) = re.findall(r"evaluate it: +(python .+)", log)
-    assert "qs/runs/Hopper-v4__camel_qbc_gwarm_noboot_cu2__1/camel_qbc_gwarm_noboot_cu2.cleanrl_model" in evaluate
+    assert "qs/runs/Hopper-v4__camel_plus_td3__1/camel_plus_td3.cleanrl_model" in evaluate
     pasted = subprocess.run(["bash", "-c", evaluate.replace("python ", f"{sys.executable} ", 1)],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert pasted.returncode == 0, pasted.stderr

@@ -1,12 +1,15 @@
 """Specification of the sweep scheduler (scripts/sweep.py, behind scripts/sweep.sh, the per-env wrappers and the
-Slurm array script): the run matrix, skip/resume/start from the files on disk, the command of each condition, the
-expert lookup, the settings' checks, failure reports, and signals passed on to the runs. Runs are played by a
-fake trainer (PYTHON=fake_trainer), so no test trains for real except the last, which runs camel_td3.py briefly."""
+Slurm array script): the run matrix of methods x guides x seeds, each run's name and command, skip/resume/start from
+the files on disk, the settings' checks, failure reports, progress lines, cores and signals, and the example commands
+of the scripts' headers. Runs are played by a fake trainer (PYTHON=fake_trainer), so no test trains for real except
+the tiny sweep at the end."""
 
+import hashlib
 import importlib.util
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,23 +19,30 @@ from types import SimpleNamespace
 
 import pytest
 
+from camel_utils.conditions import default_exp_name
+from camel_utils.preregistration import planned_runs, registered_experiments
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
 spec = importlib.util.spec_from_file_location("sweep", SCRIPTS / "sweep.py")
 sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
 
-SETTING_NAMES = ["ENV_ID", "SEEDS", "CONDITIONS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "TRAINER", "LLM_POLICY",
-                 "TUNED_POLICY", "EXPERT_MODEL", "EXTRA_ARGS", "VARIANT", "RUNS_DIR", "PYTHON", "DRY_RUN", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
+SETTING_NAMES = ["ENV_ID", "METHODS", "GUIDES", "SEEDS", "TOTAL_TIMESTEPS", "WORKERS", "TORCH_THREADS", "LLM_POLICY", "EXPERT_MODEL",
+                 "EXTRA_ARGS", "RUNS_DIR", "PROGRESS_EVERY", "PYTHON", "DRY_RUN", "CONDITIONS", "VARIANT", "TRAINER", "TUNED_POLICY",
+                 "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"]  # fmt: skip
 GUIDE = "import numpy as np\ndef policy(obs):\n    return np.zeros(3)\n"
+NO_MA_EM = ["--no-masking-aware", "--no-epsilon-masking"]
 
 
 @pytest.fixture
 def repo(tmp_path):
-    """A checkout with camel_td3.py only (no camel_sac.py, no experts), for the settings that look into the repo."""
+    """A checkout with the two TD3 trainers (no camel_sac.py, no experts) and a shipped guide policies/hopper.py."""
     root = tmp_path / "repo"
-    root.mkdir()
+    (root / "policies").mkdir(parents=True)
     (root / "camel_td3.py").write_text("")
+    (root / "camel_plus_td3.py").write_text("")
+    (root / "policies" / "hopper.py").write_text(GUIDE)
     return root
 
 
@@ -47,232 +57,233 @@ def settings(repo, tmp_path, **environ):
     return sweep.read_settings({"RUNS_DIR": str(tmp_path / "runs"), **{k: str(v) for k, v in environ.items()}}, repo=repo)
 
 
-def run_script(script, *args, **environ):
+def names(s):
+    return [run.name for run in sweep.matrix(s)]
+
+
+def run_script(script, *args, cwd=None, **environ):
     """Run a sweep entry point with the settings as environment variables; no inherited sweep setting leaks in."""
     env = {k: v for k, v in os.environ.items() if k not in SETTING_NAMES}
     env.update({k: str(v) for k, v in environ.items()})
-    return subprocess.run(["bash", str(script), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(["bash", str(script), *args], cwd=cwd or REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The run matrix and each run's command
+# The run matrix: each run's name and command
 # ---------------------------------------------------------------------------------------------------------
-def test_matrix_has_every_condition_for_each_seed_seeds_outermost(repo, tmp_path):
-    s = settings(repo, tmp_path, SEEDS="3 1", CONDITIONS="random baseline")
-    assert [(run.condition.name, run.seed, run.name) for run in sweep.matrix(s)] == [
-        ("random", 3, "Hopper-v4__random__3"), ("baseline", 3, "Hopper-v4__baseline__3"),
-        ("random", 1, "Hopper-v4__random__1"), ("baseline", 1, "Hopper-v4__baseline__1")]  # fmt: skip
+def test_default_is_td3_the_papers_camel_and_camel_plus_with_the_envs_shipped_guide(repo, tmp_path):
+    s = settings(repo, tmp_path, SEEDS="1", PYTHON="python3")
+    assert names(s) == ["Hopper-v4__td3__1", "Hopper-v4__camel_td3__1", "Hopper-v4__camel_plus_td3__1"]
+    td3, camel, camel_plus = (sweep.plan(run, s)[1] for run in sweep.matrix(s))
+    assert td3[1] == str(repo / "camel_td3.py") and "--llm-policy" not in td3
+    assert camel[1] == str(repo / "camel_td3.py") and camel[12:14] == ["--llm-policy", str(repo / "policies" / "hopper.py")]
+    assert camel_plus[1] == str(repo / "camel_plus_td3.py") and camel_plus[12:14] == camel[12:14]
 
 
-def test_default_conditions_are_the_papers_with_camel_and_expert_ones_when_their_guides_exist(repo, tmp_path, guide):
-    names = lambda s: [c.name for c in s.conditions]  # noqa: E731
-    assert names(settings(repo, tmp_path)) == ["baseline", "random", "random_no_ma_em"]
-    assert names(settings(repo, tmp_path, LLM_POLICY=guide)) == ["baseline", "random", "random_no_ma_em", "camel", "camel_no_ma_em"]
-    hub = settings(repo, tmp_path, EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1")
-    assert names(hub)[-2:] == ["expert", "expert_no_ma_em"]
+def test_matrix_runs_each_method_with_each_guide_seeds_outermost(repo, tmp_path):
+    s = settings(repo, tmp_path, SEEDS="3 1", METHODS="camel_plus_td3 td3", GUIDES="llm random")
+    assert names(s) == [f"Hopper-v4__{exp}__{seed}" for seed in (3, 1) for exp in ("camel_plus_td3", "camel_plus_td3_random", "td3")]
 
 
-def test_each_condition_builds_its_trainer_command(repo, tmp_path, guide):
-    own = tmp_path / "lean.py"
-    own.write_text(GUIDE)
-    s = settings(repo, tmp_path, SEEDS="7", TOTAL_TIMESTEPS=5000, LLM_POLICY=guide, EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1",
-                 CONDITIONS=f"baseline camel camel_no_ma_em random random_no_ma_em expert lean={own}", EXTRA_ARGS="--eval-frequency 1000",
-                 PYTHON="/usr/bin/python3")  # fmt: skip
-    commands = {run.condition.name: sweep.plan(run, s) for run in sweep.matrix(s)}
+def test_a_runs_name_adds_its_guides_name_to_the_method_unless_it_is_the_envs_shipped_guide(repo, tmp_path, guide):
+    lean = tmp_path / "poor" / "hopper_lean.py"
+    lean.parent.mkdir()
+    lean.write_text(GUIDE)
+    s = settings(repo, tmp_path, SEEDS="24", METHODS="camel_plus_td3", GUIDES=f"llm {lean} tuned={guide} shipped={repo}/policies/hopper.py "
+                 "expert random", EXPERT_MODEL="cleanrl/Hopper-v4-td3_continuous_action-seed1")  # fmt: skip
+    assert names(s) == ["Hopper-v4__camel_plus_td3__24", "Hopper-v4__camel_plus_td3_hopper_lean__24", "Hopper-v4__camel_plus_td3_tuned__24",
+                        "Hopper-v4__camel_plus_td3_shipped__24", "Hopper-v4__camel_plus_td3_expert__24", "Hopper-v4__camel_plus_td3_random__24"]  # fmt: skip
+    # LLM_POLICY names another file: its runs carry its stem
+    assert names(settings(repo, tmp_path, SEEDS="1", METHODS="camel_td3", LLM_POLICY=lean)) == ["Hopper-v4__camel_td3_hopper_lean__1"]
+
+
+def test_run_names_are_those_the_queue_gives_the_registered_runs(tmp_path):
+    """scripts/queue.py names the preregistered runs; the sweep gives the same method, guide and seed the same folder."""
+    for experiment in registered_experiments():
+        for planned in planned_runs(experiment):
+            guide = str(REPO / planned.guide) if planned.guide else "llm"
+            environ = dict(ENV_ID=planned.env_id, METHODS=planned.method, SEEDS=planned.seed, GUIDES=guide)
+            (run,) = sweep.matrix(sweep.read_settings({"RUNS_DIR": str(tmp_path / "runs"), **{k: str(v) for k, v in environ.items()}}))
+            assert run.name == planned.name
+
+
+def test_each_method_is_its_trainers_default_exp_name():
+    for method, (script, guided) in sweep.METHODS.items():
+        assert default_exp_name(script, guided) == method
+
+
+def test_each_run_starts_its_methods_trainer_with_the_method_as_exp_name_and_its_guides_flags(repo, tmp_path, guide):
+    (repo / "camel_sac.py").write_text("")
+    s = settings(repo, tmp_path, SEEDS="7", TOTAL_TIMESTEPS=5000, METHODS="td3 camel_td3 camel_plus_td3 sac camel_sac camel_plus_td3_no_ma_em",
+                 GUIDES=f"{guide} random", EXTRA_ARGS="--eval-frequency 1000", PYTHON="/usr/bin/python3")  # fmt: skip
+    commands = {run.name: sweep.plan(run, s) for run in sweep.matrix(s)}
     assert {action for action, _ in commands.values()} == {"start"}
-    start = ["/usr/bin/python3", str(repo / "camel_td3.py"), "--env-id", "Hopper-v4", "--seed", "7"]
-    tail = ["--torch-threads", "1", "--eval-frequency", "1000"]
-    guides = {
-        "baseline": [], "camel": ["--llm-policy", str(guide)], "random": ["--random-guide"],
-        "camel_no_ma_em": ["--llm-policy", str(guide), "--no-masking-aware", "--no-epsilon-masking"],
-        "random_no_ma_em": ["--random-guide", "--no-masking-aware", "--no-epsilon-masking"],
-        "expert": ["--expert-model", "cleanrl/Hopper-v4-td3_continuous_action-seed1"], "lean": ["--llm-policy", str(own)],
+    expected = {  # run name: (trainer, method, the guide's and the method's flags)
+        "td3": ("camel_td3.py", "td3", []), "sac": ("camel_sac.py", "sac", []),
+        "camel_td3_guide": ("camel_td3.py", "camel_td3", ["--llm-policy", str(guide)]),
+        "camel_td3_random": ("camel_td3.py", "camel_td3", ["--random-guide"]),
+        "camel_plus_td3_guide": ("camel_plus_td3.py", "camel_plus_td3", ["--llm-policy", str(guide)]),
+        "camel_sac_random": ("camel_sac.py", "camel_sac", ["--random-guide"]),
+        "camel_plus_td3_no_ma_em_guide": ("camel_plus_td3.py", "camel_plus_td3_no_ma_em", ["--llm-policy", str(guide), *NO_MA_EM]),
+        "camel_plus_td3_no_ma_em_random": ("camel_plus_td3.py", "camel_plus_td3_no_ma_em", ["--random-guide", *NO_MA_EM]),
     }  # fmt: skip
-    for name, flags in guides.items():
-        assert commands[name][1] == start + ["--exp-name", name, "--run-name", f"Hopper-v4__{name}__7", "--total-timesteps", "5000",
-                                             "--paper", *flags, *tail]  # names say how a run differs from the paper's CAMEL
-
-
-def test_camel_tuned_runs_the_tuned_guide_and_camel_the_llm_written_one(repo, tmp_path, guide):
-    tuned = tmp_path / "tuned.py"
-    tuned.write_text(GUIDE)
-    s = settings(repo, tmp_path, SEEDS="1", LLM_POLICY=guide, TUNED_POLICY=tuned, CONDITIONS="camel camel_tuned camel_tuned_no_ma_em")
-    flags = {run.condition.name: sweep.plan(run, s)[1][13:-2] for run in sweep.matrix(s)}
-    assert flags == {"camel": ["--llm-policy", str(guide)], "camel_tuned": ["--llm-policy", str(tuned)],
-                     "camel_tuned_no_ma_em": ["--llm-policy", str(tuned), "--no-masking-aware", "--no-epsilon-masking"]}  # fmt: skip
-    assert [c.name for c in settings(repo, tmp_path, TUNED_POLICY=tuned).conditions] == ["baseline", "random", "random_no_ma_em"]
-    with pytest.raises(sweep.UsageError, match="condition camel_tuned needs TUNED_POLICY, a guide file such as policies/tuned/hopper.py"):
-        settings(repo, tmp_path, CONDITIONS="camel_tuned")
+    for exp, (script, method, flags) in expected.items():
+        name = f"Hopper-v4__{exp}__7"
+        assert commands[name][1] == ["/usr/bin/python3", str(repo / script), "--env-id", "Hopper-v4", "--seed", "7", "--exp-name", method,
+                                     "--run-name", name, "--total-timesteps", "5000", *flags, "--torch-threads", "1", "--eval-frequency", "1000"]  # fmt: skip
+    assert len(commands) == 10  # camel_sac and camel_td3 with the guide file too
 
 
 def test_files_inside_the_repository_are_passed_relative_to_it_when_runs_start_there(repo, tmp_path):
-    (repo / "policies" / "tuned").mkdir(parents=True)
+    (repo / "policies" / "tuned").mkdir()
     (repo / "policies" / "tuned" / "hopper.py").write_text(GUIDE)
-    (repo / "policies" / "poor").mkdir()
-    (repo / "policies" / "poor" / "lean.py").write_text(GUIDE)
     (repo / "experts").mkdir()
     (repo / "experts" / "Hopper-v4.cleanrl_model").write_bytes(b"model")
-    environ = dict(SEEDS="1", TUNED_POLICY=repo / "policies" / "tuned" / "hopper.py",
-                   CONDITIONS=f"camel_tuned expert lean={repo / 'policies' / 'poor' / 'lean.py'}")  # fmt: skip
-    inside = sweep.read_settings({"RUNS_DIR": str(repo / "runs"), **{k: str(v) for k, v in environ.items()}}, repo=repo)
-    assert [c.flags for c in inside.conditions] == [("--llm-policy", "policies/tuned/hopper.py"),
-                                                    ("--expert-model", "experts/Hopper-v4.cleanrl_model"),
-                                                    ("--llm-policy", "policies/poor/lean.py")]  # fmt: skip
+    environ = dict(SEEDS="1", METHODS="camel_td3", GUIDES=f"llm tuned={repo / 'policies' / 'tuned' / 'hopper.py'} expert")
+    inside = sweep.read_settings({"RUNS_DIR": str(repo / "runs"), **environ}, repo=repo)
+    assert [g.flags for g in inside.guides] == [("--llm-policy", "policies/hopper.py"), ("--llm-policy", "policies/tuned/hopper.py"),
+                                                ("--expert-model", "experts/Hopper-v4.cleanrl_model")]  # fmt: skip
     # runs that start elsewhere (RUNS_DIR outside the repository) get absolute paths, which resolve from there
     outside = settings(repo, tmp_path, **environ)
-    assert [c.flags[1] for c in outside.conditions] == [str(repo / "policies/tuned/hopper.py"), str(repo / "experts/Hopper-v4.cleanrl_model"),
-                                                        str(repo / "policies/poor/lean.py")]  # fmt: skip
+    assert [g.flags[1] for g in outside.guides] == [str(repo / "policies/hopper.py"), str(repo / "policies/tuned/hopper.py"),
+                                                    str(repo / "experts/Hopper-v4.cleanrl_model")]  # fmt: skip
 
 
-def test_per_env_scripts_give_camel_tuned_its_tuned_guide(tmp_path):
-    result = run_script(SCRIPTS / "walker2d.sh", "--dry-run", SEEDS="1", CONDITIONS="camel_tuned", RUNS_DIR=tmp_path / "runs")
+def test_per_env_scripts_give_the_llm_guide_the_envs_shipped_file(tmp_path):
+    result = run_script(SCRIPTS / "walker2d.sh", "--dry-run", SEEDS="1", METHODS="camel_td3", RUNS_DIR=tmp_path / "runs")
     assert result.returncode == 0, result.stderr
-    assert f"--llm-policy {REPO}/policies/tuned/walker2d.py" in result.stdout.splitlines()[1]
+    assert result.stdout.splitlines()[1].split()[1] == "Walker2d-v4__camel_td3__1"
+    assert f"--llm-policy {REPO}/policies/walker2d.py" in result.stdout.splitlines()[1]
 
 
 def test_torch_threads_default_to_one_per_run_and_pass_through_when_set(repo, tmp_path):
-    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline"))
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", METHODS="td3"))
     assert sweep.plan(run, s)[1][-2:] == ["--torch-threads", "1"]
-    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline", TORCH_THREADS=4))
+    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", METHODS="td3", TORCH_THREADS=4))
     assert sweep.plan(run, s)[1][-2:] == ["--torch-threads", "4"]
 
 
-def test_finished_runs_are_skipped_checkpointed_runs_resumed_and_others_started(repo, tmp_path):
+def test_finished_runs_are_skipped_checkpointed_runs_resumed_by_their_trainer_and_others_started(repo, tmp_path):
     runs = tmp_path / "runs"
-    for name, file in [("Hopper-v4__baseline__1", "finished.json"), ("Hopper-v4__random__1", "checkpoint.pt"), ("Hopper-v4__random__2", "log.txt")]:
+    for name, file in [("Hopper-v4__td3__1", "finished.json"), ("Hopper-v4__camel_plus_td3__1", "checkpoint.pt"),
+                       ("Hopper-v4__camel_plus_td3__2", "log.txt")]:  # fmt: skip
         (runs / name).mkdir(parents=True)
         (runs / name / file).write_text("")  # a log alone is no run
-    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline random", PYTHON="python3")
+    s = settings(repo, tmp_path, SEEDS="1 2", METHODS="td3 camel_plus_td3", PYTHON="python3")
     plans = [(run.name, *sweep.plan(run, s)) for run in sweep.matrix(s)]
     assert [(name, action) for name, action, _ in plans] == [
-        ("Hopper-v4__baseline__1", "skip"), ("Hopper-v4__random__1", "resume"),
-        ("Hopper-v4__baseline__2", "start"), ("Hopper-v4__random__2", "start")]  # fmt: skip
-    assert plans[1][2] == ["python3", str(repo / "camel_td3.py"), "--resume", "runs/Hopper-v4__random__1", "--torch-threads", "1"]
+        ("Hopper-v4__td3__1", "skip"), ("Hopper-v4__camel_plus_td3__1", "resume"),
+        ("Hopper-v4__td3__2", "start"), ("Hopper-v4__camel_plus_td3__2", "start")]  # fmt: skip
+    assert plans[1][2] == ["python3", str(repo / "camel_plus_td3.py"), "--resume", "runs/Hopper-v4__camel_plus_td3__1", "--torch-threads", "1"]
+
+
+def test_a_folder_that_holds_a_finished_run_of_another_guide_file_or_method_is_refused(tmp_path, guide):
+    folder = tmp_path / "runs" / "Hopper-v4__camel_td3_guide__1"
+    folder.mkdir(parents=True)
+    ours = {"path": str(guide), "sha256": hashlib.sha256(guide.read_bytes()).hexdigest()}
+    environ = dict(SEEDS="1", METHODS="camel_td3", GUIDES=guide, RUNS_DIR=tmp_path / "runs")
+    for record, refused in [({"exp_name": "camel_td3", "guide_file": ours}, None), ({"exp_name": "camel_td3"}, None),  # older runs pass
+                            ({"exp_name": "camel_td3", "guide_file": {**ours, "sha256": "0" * 64}}, "with guide file"),
+                            ({"exp_name": "camel_plus_td3", "guide_file": ours}, "of camel_plus_td3, not camel_td3")]:  # fmt: skip
+        (folder / "finished.json").write_text(json.dumps(record))
+        result = run_script(SCRIPTS / "hopper.sh", "--dry-run", cwd=tmp_path, **environ)
+        if refused is None:
+            assert result.returncode == 0 and result.stdout.splitlines()[1].startswith("skip    Hopper-v4__camel_td3_guide__1 (finished: ")
+        else:
+            assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and result.stdout == ""
+            assert result.stderr.startswith(f"error: runs/{folder.name} holds a finished run {refused}")
+    (folder / "finished.json").write_text(json.dumps({"exp_name": "camel_td3", "guide_file": {**ours, "sha256": "0" * 64}}))
+    assert "give this guide a name of its own (NAME=FILE.py) or the sweep another RUNS_DIR" in run_script(SCRIPTS / "hopper.sh", **environ).stderr
+
+
+def test_two_guides_with_one_name_are_refused_before_anything_runs(repo, tmp_path, guide):
+    other = tmp_path / "other" / "guide.py"
+    other.parent.mkdir()
+    other.write_text(GUIDE)
+    with pytest.raises(sweep.UsageError, match=rf"^error: two runs would be named Hopper-v4__camel_td3_guide__1: camel_td3 with guide {guide} "
+                                               rf"and camel_td3 with guide {other}; give a guide a name of its own with NAME=FILE.py$"):  # fmt: skip
+        sweep.matrix(settings(repo, tmp_path, SEEDS="1", METHODS="camel_td3", GUIDES=f"{guide} {other}"))
+    assert names(settings(repo, tmp_path, SEEDS="1", METHODS="camel_td3", GUIDES=f"{guide} mine={other}"))[1] == "Hopper-v4__camel_td3_mine__1"
 
 
 def test_dry_run_prints_each_runs_plan_and_runs_nothing(tmp_path, guide):
-    result = run_script(SCRIPTS / "hopper.sh", "--dry-run", SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
+    result = run_script(SCRIPTS / "hopper.sh", "--dry-run", SEEDS="1 2", METHODS="td3 camel_td3", GUIDES=guide, RUNS_DIR=tmp_path / "runs",
+                        cwd=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("== sweep Hopper-v4: 2 conditions x 2 seeds, 1000000 steps each, trainer camel_td3.py")
-    assert [line.split()[:4] for line in lines[1:]] == [["start", c, "seed", s] for s in "12" for c in ("baseline", "camel")]
+    assert lines[0] == "== sweep Hopper-v4: 4 runs, 1000000 steps each, 1 at a time, into runs"
+    assert [line.split()[:2] for line in lines[1:]] == [["start", f"Hopper-v4__{exp}__{seed}"] for seed in (1, 2) for exp in ("td3", "camel_td3_guide")]
     assert f"--llm-policy {guide}" in lines[2] and not (tmp_path / "runs").exists()
 
 
-def test_variant_runs_each_condition_under_its_own_name_with_extra_args(repo, tmp_path, guide):
-    s = settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel camel_no_ma_em", LLM_POLICY=guide, VARIANT="fullactor",
-                 EXTRA_ARGS="--actor-full-bounds-share 0.5", PYTHON="python3")  # fmt: skip
-    (plain, no_ma_em) = sweep.matrix(s)
-    assert plain.name == "Hopper-v4__camel_fullactor__1" and no_ma_em.name == "Hopper-v4__camel_fullactor_no_ma_em__1"
-    assert sweep.plan(plain, s)[1] == [
-        "python3", str(repo / "camel_td3.py"), "--env-id", "Hopper-v4", "--seed", "1", "--exp-name", "camel_fullactor",
-        "--run-name", "Hopper-v4__camel_fullactor__1", "--total-timesteps", "1000000", "--paper", "--llm-policy", str(guide),
-        "--torch-threads", "1", "--actor-full-bounds-share", "0.5"]  # fmt: skip
-    (tmp_path / "runs/Hopper-v4__camel__1").mkdir(parents=True)
-    (tmp_path / "runs/Hopper-v4__camel__1/finished.json").write_text("{}")  # the plain run does not stand in for the variant
-    assert sweep.plan(plain, s)[0] == "start"
-    (run,) = sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="random", VARIANT="distill_1", TRAINER="td3"))
-    assert run.exp_name == "random_distill_1"
-
-
-def test_a_variant_of_camel_plus_levers_brings_their_flags_and_sac_runs_get_no_paper_flag(repo, tmp_path, guide):
-    baseline, run = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide,
-                                               VARIANT="qbc_gwarm_noboot_cu2"))  # fmt: skip
-    assert run.exp_name == "camel_qbc_gwarm_noboot_cu2"  # CAMEL+, camel_td3.py's default
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--guide-bc-coef", "0.4", "--warmup-actions", "guide",
-                                            "--critic-updates-per-step", "2", "--llm-policy", str(guide)]  # fmt: skip
-    assert baseline.exp_name == "baseline" and sweep.plan(baseline, s)[1][12:-2] == ["--paper"]  # no guide: levers do nothing
-    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_ls25k"))
-    assert sweep.plan(run, s)[1][12:-2] == ["--paper", "--llm-policy", str(guide)]  # not only levers: EXTRA_ARGS gives its flags
-    (repo / "camel_sac.py").write_text("")
-    (run,) = sweep.matrix(s := settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, TRAINER="sac"))
-    assert sweep.plan(run, s)[1][12:-2] == ["--llm-policy", str(guide)]  # camel_sac.py has no CAMEL+ levers
-
-def test_several_variants_run_in_one_pool_seed_by_seed_and_plain_is_the_condition_as_it_is(repo, tmp_path, guide):
-    s = settings(repo, tmp_path, SEEDS="1 2", CONDITIONS="baseline camel", LLM_POLICY=guide, VARIANT="qbc_gwarm_noboot plain gwarm")
-    runs = sweep.matrix(s)
-    assert [(run.exp_name, run.seed) for run in runs] == [(name, seed) for seed in (1, 2) for name in
-                                                          ("baseline", "camel_qbc_gwarm_noboot", "camel", "camel_gwarm")]  # fmt: skip
-    flags = {run.exp_name: sweep.plan(run, s)[1][12:-2] for run in runs}
-    assert flags["baseline"] == ["--paper"]  # the levers leave TD3 as it is: it runs once per seed
-    assert flags["camel"] == ["--paper", "--llm-policy", str(guide)]
-    assert flags["camel_gwarm"] == ["--paper", "--warmup-actions", "guide", "--llm-policy", str(guide)]
-    assert [run.exp_name for run in sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="plain"))] == ["camel"]
-
-
-def test_variant_dry_run_and_print_matrix_show_its_names_and_flags(tmp_path, guide):
-    environ = dict(SEEDS="1 2", CONDITIONS="camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", VARIANT="tfb",
-                   EXTRA_ARGS="--target-full-bounds", TOTAL_TIMESTEPS=100000, PYTHON="python3")  # fmt: skip
-    assert run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines() == ["camel_tfb 1", "camel_tfb 2"]
-    lines = run_script(SCRIPTS / "hopper.sh", "--dry-run", **environ).stdout.splitlines()[1:]
-    assert lines[0] == (f"start   camel_tfb        seed 1    python3 {REPO}/camel_td3.py --env-id Hopper-v4 --seed 1 --exp-name camel_tfb "
-                        f"--run-name Hopper-v4__camel_tfb__1 --total-timesteps 100000 --paper --llm-policy {guide} --torch-threads 1 "
-                        "--target-full-bounds")  # fmt: skip
-
-
-def test_print_matrix_and_count_agree(tmp_path, guide):
-    environ = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs")
+def test_print_matrix_is_one_run_name_per_line_and_count_agrees(tmp_path):
+    environ = dict(SEEDS="1 2", METHODS="td3 camel_plus_td3", GUIDES="llm random", RUNS_DIR=tmp_path / "runs")
     matrix = run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines()
-    assert matrix == ["baseline 1", "random 1", "camel 1", "baseline 2", "random 2", "camel 2"]
+    assert matrix == [f"Hopper-v4__{exp}__{seed}" for seed in (1, 2) for exp in ("td3", "camel_plus_td3", "camel_plus_td3_random")]
     assert run_script(SCRIPTS / "hopper.sh", "--count", **environ).stdout == "6\n"
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Expert lookup, trainer choice, settings' checks
+# Expert lookup, settings' checks
 # ---------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("place", ["experts/Hopper-v4.cleanrl_model", "experts/Hopper-v4/td3_continuous_action.cleanrl_model"])
 def test_expert_is_found_where_train_expert_or_the_documented_hf_download_puts_it(repo, tmp_path, place):
     assert sweep.find_expert(repo, "Hopper-v4") is None
     (repo / place).parent.mkdir(parents=True, exist_ok=True)
     (repo / place).write_bytes(b"model")
-    s = settings(repo, tmp_path)
-    assert s.expert_model == str(repo / place) and [c.name for c in s.conditions][-2:] == ["expert", "expert_no_ma_em"]
+    s = settings(repo, tmp_path, METHODS="camel_td3", GUIDES="expert")
+    assert s.expert_model == str(repo / place) and s.guides[0].flags == ("--expert-model", str(repo / place))
 
 
-def test_trainer_sac_runs_camel_sac_under_its_own_run_names_and_needs_the_file(repo, tmp_path):
-    with pytest.raises(sweep.UsageError, match=r"^error: TRAINER=sac needs camel_sac.py, which this checkout does not have"):
-        settings(repo, tmp_path, TRAINER="sac")
+def test_a_method_needs_its_trainer_in_the_checkout(repo, tmp_path):
+    with pytest.raises(sweep.UsageError, match=r"^error: method camel_sac needs camel_sac.py, which this checkout does not have$"):
+        settings(repo, tmp_path, METHODS="td3 camel_sac")
     (repo / "camel_sac.py").write_text("")
-    s = settings(repo, tmp_path, TRAINER="sac", SEEDS="1", CONDITIONS="baseline")
-    (run,) = sweep.matrix(s)
-    command = sweep.plan(run, s)[1]
-    assert command[1] == str(repo / "camel_sac.py") and run.name == "Hopper-v4__sac_baseline__1" and "sac_baseline" in command
+    assert names(settings(repo, tmp_path, METHODS="sac camel_sac", SEEDS="1")) == ["Hopper-v4__sac__1", "Hopper-v4__camel_sac__1"]
+
+
+def test_methods_without_a_guide_need_no_guide(repo, tmp_path):
+    """TD3 alone runs on an env the project ships no guide for, whatever GUIDES says."""
+    assert names(settings(repo, tmp_path, ENV_ID="HalfCheetah-v4", METHODS="td3", GUIDES="expert", SEEDS="1")) == ["HalfCheetah-v4__td3__1"]
 
 
 @pytest.mark.parametrize("environ, message", [
-    ({"CONDITIONS": "baseline camle"}, "unknown condition 'camle' \\(known: baseline camel camel_tuned random expert"),
-    ({"CONDITIONS": "camel_tuned=/tmp/x.py"}, "NAME in NAME=FILE.py must be .* not a built-in condition"),
-    ({"CONDITIONS": "camel", "TUNED_POLICY": "/nonexistent/tuned.py"}, "TUNED_POLICY /nonexistent/tuned.py: no such guide file"),
-    ({"CONDITIONS": "camel"}, "condition camel needs LLM_POLICY"),
-    ({"CONDITIONS": "camel", "LLM_POLICY": "/nonexistent/guide.py"}, "LLM_POLICY /nonexistent/guide.py: no such guide file"),
-    ({"CONDITIONS": "expert"}, "condition expert needs an expert: none at experts/Hopper-v4.cleanrl_model"),
+    ({"METHODS": "td3 camel"}, "unknown method 'camel' \\(known: td3 camel_td3 camel_plus_td3 sac camel_sac; a guided one also with _no_ma_em"),
+    ({"METHODS": "td3_no_ma_em"}, "unknown method 'td3_no_ma_em'"),
+    ({"METHODS": "td3 td3"}, "METHODS names a method twice: td3 td3"),
+    ({"GUIDES": "lmm"}, "unknown guide 'lmm' \\(llm, expert, random, FILE.py or NAME=FILE.py\\)"),
+    ({"GUIDES": "/nonexistent/guide.py"}, "GUIDES /nonexistent/guide.py: /nonexistent/guide.py: no such guide file"),
+    ({"GUIDES": "mine=/nonexistent/g"}, "GUIDES mine=/nonexistent/g: /nonexistent/g: no such guide file"),
+    ({"GUIDES": "random={guide}"}, "guide random=.*: its name 'random' must be letters and digits, joined by single _ . or -, and not llm, expert, random"),
+    ({"GUIDES": "my__guide={guide}"}, "guide my__guide=.*: its name 'my__guide' must be letters and digits"),
+    ({"GUIDES": "llm llm"}, "GUIDES names a guide twice"),
+    ({"GUIDES": "expert"}, "GUIDES=expert needs an expert: none at experts/Hopper-v4.cleanrl_model"),
+    ({"LLM_POLICY": "/nonexistent/guide.py"}, "LLM_POLICY /nonexistent/guide.py: no such guide file"),
+    ({"ENV_ID": "HalfCheetah-v4"}, "GUIDES=llm needs LLM_POLICY, a guide file: the project ships none for HalfCheetah-v4 \\(policies/halfcheetah.py does not exist\\)"),
     ({"EXPERT_MODEL": "missing/Hopper-v4.cleanrl_model"}, "EXPERT_MODEL missing/Hopper-v4.cleanrl_model: no such file"),
-    ({"CONDITIONS": "mine=/nonexistent/guide.py"}, "/nonexistent/guide.py: no such guide file"),
-    ({"CONDITIONS": "baseline baseline"}, "names a condition twice"),
     ({"WORKERS": "0"}, "WORKERS must be an integer of at least 1"),
     ({"SEEDS": "1 two"}, "SEEDS must be an integer"),
-    ({"TRAINER": "ppo"}, "TRAINER must be one of td3, sac"),
-    ({"RUNS_DIR": "/tmp/results"}, "must be a folder named 'runs'"),
-    ({"VARIANT": "full__actor"}, "VARIANT 'full__actor' must be letters and digits, joined by single _ . or -"),
-    ({"VARIANT": "full actor"}, "VARIANT 'full actor': several variants must each be made of CAMEL\\+ levers' names .* full takes its flags from EXTRA_ARGS"),
-    ({"VARIANT": "qbc_gwarm_noboot ls25k"}, "ls25k takes its flags from EXTRA_ARGS, which would go to every run: sweep it on its own"),
-    ({"VARIANT": "qbc_gwarm_noboot plain qbc_gwarm_noboot"}, "VARIANT names a variant twice"),
-    ({"VARIANT": "qbc_gwarm_noboot prop"}, "prop \\(guide proposal\\) has left camel_td3.py"),
-    ({"VARIANT": "qbc_gwarm"}, "the guide bootstrap \\(which qbc brings unless noboot follows\\) has left camel_td3.py; its runs were "
-                               "made with commit [0-9a-f]{7} or before. CAMEL\\+ is VARIANT=qbc_gwarm_noboot_cu2"),
-    ({"VARIANT": "boot_gwarm"}, "the guide bootstrap .* has left camel_td3.py"),
-    ({"VARIANT": "gwarm plain", "CONDITIONS": "camel camel_gwarm=/etc/hostname", "LLM_POLICY": "/etc/hostname"},
-     "two conditions of CONDITIONS and VARIANT would both be named camel_gwarm: rename the NAME=FILE.py one"),
+    ({"PROGRESS_EVERY": "soon"}, "PROGRESS_EVERY must be an integer of at least 0"),
+    ({"RUNS_DIR": "/tmp/results"}, "RUNS_DIR=/tmp/results must be a folder named 'runs'"),
+    ({"EXTRA_ARGS": "--seed 3"}, "EXTRA_ARGS gives --seed, which the sweep sets from SEEDS"),
+    ({"EXTRA_ARGS": "--exp-name=mine"}, "EXTRA_ARGS gives --exp-name, which the sweep sets from METHODS and GUIDES, which name the run"),
+    ({"EXTRA_ARGS": "--eval-frequency 1000 --no-masking-aware"}, "EXTRA_ARGS gives --no-masking-aware, which the sweep sets from METHODS \\(a method's _no_ma_em control\\)"),
+    ({"EXTRA_ARGS": "--llm-policy x.py"}, "EXTRA_ARGS gives --llm-policy, which the sweep sets from GUIDES"),
+    ({"EXTRA_ARGS": "--learning-starts '25000"}, "EXTRA_ARGS cannot be split into flags"),
+    ({"CONDITIONS": "baseline camel"}, "CONDITIONS has left the sweep \\(one trainer per method now\\): use METHODS and GUIDES"),
+    ({"VARIANT": "qbc_gwarm_noboot_cu2"}, "VARIANT has left the sweep"),
+    ({"TRAINER": "sac"}, "TRAINER has left the sweep .* use METHODS \\(sac, camel_sac\\)"),
+    ({"TUNED_POLICY": "policies/tuned/hopper.py"}, "TUNED_POLICY has left the sweep .* use GUIDES=tuned=FILE.py"),
 ])  # fmt: skip
-def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, environ, message):
-    with pytest.raises(sweep.UsageError, match=message):
-        settings(repo, tmp_path, **environ)
+def test_bad_settings_are_one_error_line_before_anything_runs(repo, tmp_path, guide, environ, message):
+    with pytest.raises(sweep.UsageError, match="^error: " + message.format(guide=guide)):
+        settings(repo, tmp_path, **{k: v.format(guide=guide) for k, v in environ.items()})
 
 
 def test_bad_setting_on_the_command_line_exits_2_with_one_line_and_creates_nothing(tmp_path):
-    result = run_script(SCRIPTS / "sweep.sh", CONDITIONS="baseline camle", RUNS_DIR=tmp_path / "runs", PYTHON="false")
-    assert result.returncode == 2 and result.stderr.startswith("error: unknown condition 'camle'") and len(result.stderr.splitlines()) == 1
-    assert not (tmp_path / "runs").exists()
+    result = run_script(SCRIPTS / "sweep.sh", METHODS="td3 camle", RUNS_DIR=tmp_path / "runs", PYTHON="false")
+    assert result.returncode == 2 and result.stderr.startswith("error: unknown method 'camle'") and len(result.stderr.splitlines()) == 1
+    assert result.stdout == "" and not (tmp_path / "runs").exists()
 
 
 def test_failure_reason_is_the_last_error_line_of_the_latest_attempt():
@@ -284,13 +295,12 @@ def test_failure_reason_is_the_last_error_line_of_the_latest_attempt():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Running, with a fake trainer that does to a run folder what camel_td3.py does, instantly
+# Running, with a fake trainer that does to a run folder what the trainers do, at once
 # ---------------------------------------------------------------------------------------------------------
 FAKE_TRAINER = """\
 #!{python}
 import os, signal, sys, time
 from pathlib import Path
-from types import SimpleNamespace
 
 trainer, argv = sys.argv[1], sys.argv[2:]
 with open(os.environ["CALLS"], "a") as calls:
@@ -299,8 +309,11 @@ flags = dict(zip(argv, argv[1:]))
 name = flags.get("--run-name") or flags["--resume"].removeprefix("runs/")
 run = Path("runs") / name
 run.mkdir(parents=True, exist_ok=True)
-print("step 100/200 threads", os.environ.get("OMP_NUM_THREADS"), flush=True)
-if os.environ.get("TRAIN_UNTIL_STOPPED"):  # train until a signal, then save a checkpoint, as camel_td3.py does
+print("threads", os.environ.get("OMP_NUM_THREADS"), flush=True)
+if hasattr(os, "sched_getaffinity"):  # the cores it may run on
+    (run / "cores.txt").write_text(" ".join(map(str, sorted(os.sched_getaffinity(0)))))
+print(f"{{name}}: 100/200 steps (50%) | sps 90", file=sys.stderr, flush=True)  # the trainer's progress line, in its log
+if os.environ.get("TRAIN_UNTIL_STOPPED"):  # train until a signal, then save a checkpoint, as the trainers do
     received = []
     signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
@@ -311,11 +324,12 @@ if os.environ.get("TRAIN_UNTIL_STOPPED"):  # train until a signal, then save a c
     (run / "checkpoint.pt").write_bytes(b"")
     (run / "signals.txt").write_text(" ".join(signal.Signals(s).name for s in received))
     sys.exit(130)
-if (flags.get("--exp-name"), flags.get("--seed")) == ("random", "2"):
-    print("error: the random guide fell over", file=sys.stderr)
+time.sleep(float(os.environ.get("TRAIN_SECONDS", "0")))
+if (flags.get("--exp-name"), flags.get("--seed")) == ("camel_td3", "2"):
+    print("error: the guide fell over", file=sys.stderr)
     sys.exit(1)
 (run / "checkpoint.pt").unlink(missing_ok=True)
-(run / "finished.json").write_text("{{}}")
+(run / "finished.json").write_text('{{"final_eval_return": 123.45}}')
 """
 
 
@@ -330,30 +344,53 @@ def fake(tmp_path):
                            calls=lambda: calls.read_text().splitlines() if calls.exists() else [])  # fmt: skip
 
 
-def test_a_failed_run_is_reported_with_its_reason_and_the_others_go_on(fake):
-    result = run_script(SCRIPTS / "sweep.sh", SEEDS="1 2 3", CONDITIONS="baseline random", WORKERS=2, **fake.environ)
+def test_a_failed_run_is_reported_with_its_reason_and_the_others_go_on(fake, tmp_path):
+    result = run_script(SCRIPTS / "sweep.sh", SEEDS="1 2 3", METHODS="td3 camel_td3", WORKERS=2, cwd=tmp_path, **fake.environ)
     assert result.returncode == 1
     assert "6 runs: 5 finished, 0 skipped (already finished), 1 failed, 0 interrupted, 0 not run" in result.stdout
+    assert re.search(r"^\[sweep\] finished Hopper-v4__td3__1 after \d+ s: eval/episodic_return 123.5$", result.stdout, re.M)
     failed = [line for line in result.stdout.splitlines() if line.startswith("failed:")]
-    assert failed == [f"failed: random seed 2 ({fake.runs}/Hopper-v4__random__2/log.txt): exit 1: error: the random guide fell over"]
+    assert failed == ["failed: Hopper-v4__camel_td3__2 (runs/Hopper-v4__camel_td3__2/log.txt): exit 1: error: the guide fell over"]
     assert len(list(fake.runs.glob("*/finished.json"))) == 5
-    log = (fake.runs / "Hopper-v4__random__2" / "log.txt").read_text().splitlines()
-    assert log[0].startswith("=== ") and " start on " in log[0] and "--exp-name random" in log[0]
-    assert log[1:] == ["step 100/200 threads 1", "error: the random guide fell over"]
+    log = (fake.runs / "Hopper-v4__camel_td3__2" / "log.txt").read_text().splitlines()
+    assert log[0].startswith("=== ") and " start on " in log[0] and "--exp-name camel_td3" in log[0]
+    assert log[1:] == ["threads 1", "Hopper-v4__camel_td3__2: 100/200 steps (50%) | sps 90", "error: the guide fell over"]
 
 
 def test_rerun_skips_finished_runs_retries_the_failed_one_and_resumes_a_checkpointed_one(fake):
-    environ = dict(SEEDS="1 2", CONDITIONS="baseline random", **fake.environ)
+    environ = dict(SEEDS="1 2", METHODS="camel_plus_td3 camel_td3", **fake.environ)
     run_script(SCRIPTS / "sweep.sh", **environ)
     first = len(fake.calls())
-    (fake.runs / "Hopper-v4__baseline__2" / "finished.json").unlink()
-    (fake.runs / "Hopper-v4__baseline__2" / "checkpoint.pt").write_bytes(b"")
+    (fake.runs / "Hopper-v4__camel_plus_td3__2" / "finished.json").unlink()
+    (fake.runs / "Hopper-v4__camel_plus_td3__2" / "checkpoint.pt").write_bytes(b"")
     again = run_script(SCRIPTS / "sweep.sh", **environ)
     assert "4 runs: 1 finished, 2 skipped (already finished), 1 failed" in again.stdout
-    assert fake.calls()[first:] == ["camel_td3.py --resume runs/Hopper-v4__baseline__2 --torch-threads 1",
-                                    "camel_td3.py --env-id Hopper-v4 --seed 2 --exp-name random --run-name Hopper-v4__random__2 "
-                                    "--total-timesteps 1000000 --paper --random-guide --torch-threads 1"]  # fmt: skip
-    assert (fake.runs / "Hopper-v4__random__2" / "log.txt").read_text().count("=== ") == 2  # both attempts
+    assert fake.calls()[first:] == ["camel_plus_td3.py --resume runs/Hopper-v4__camel_plus_td3__2 --torch-threads 1",
+                                    "camel_td3.py --env-id Hopper-v4 --seed 2 --exp-name camel_td3 --run-name Hopper-v4__camel_td3__2 "
+                                    f"--total-timesteps 1000000 --llm-policy {REPO}/policies/hopper.py --torch-threads 1"]  # fmt: skip
+    assert (fake.runs / "Hopper-v4__camel_td3__2" / "log.txt").read_text().count("=== ") == 2  # both attempts
+
+
+def test_each_running_run_shows_its_latest_progress_line_once(fake):
+    result = run_script(SCRIPTS / "sweep.sh", SEEDS="1", METHODS="td3", PROGRESS_EVERY=1, TRAIN_SECONDS=3.5, **fake.environ)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines().count("[sweep] Hopper-v4__td3__1: 100/200 steps (50%) | sps 90") == 1
+    quiet = run_script(SCRIPTS / "sweep.sh", SEEDS="2", METHODS="td3", PROGRESS_EVERY=0, TRAIN_SECONDS=1.5, **fake.environ)
+    assert quiet.returncode == 0 and "100/200 steps" not in quiet.stdout
+
+
+def test_workers_run_each_on_its_own_core_and_a_lone_worker_is_left_unpinned(fake):
+    cores = sweep.usable_cores()
+    if len(cores) < 2:
+        pytest.skip("needs two cores")
+    result = run_script(SCRIPTS / "sweep.sh", SEEDS="1", METHODS="td3 camel_td3", WORKERS=2, TRAIN_SECONDS=1, **fake.environ)
+    assert result.returncode == 0, result.stderr
+    assert "2 at a time, each on its own core" in result.stdout.splitlines()[0]
+    pinned = {(fake.runs / f"Hopper-v4__{m}__1" / "cores.txt").read_text() for m in ("td3", "camel_td3")}
+    assert pinned == {str(cores[0]), str(cores[1])}
+    assert f"[sweep] start Hopper-v4__td3__1 on core {cores[0]} -> " in result.stdout
+    alone = run_script(SCRIPTS / "sweep.sh", SEEDS="2", METHODS="td3", WORKERS=1, **fake.environ)
+    assert alone.returncode == 0 and (fake.runs / "Hopper-v4__td3__2" / "cores.txt").read_text() == " ".join(map(str, cores))
 
 
 def start_sweep(fake, **environ):
@@ -371,8 +408,8 @@ def start_sweep(fake, **environ):
 
 
 @pytest.mark.parametrize("how", ["SIGTERM to the sweep", "Ctrl-C to its process group"])
-def test_a_stop_reaches_each_running_run_once_and_the_sweep_exits_130(fake, guide, how):
-    process = start_sweep(fake, SEEDS="1", CONDITIONS="baseline random camel", LLM_POLICY=str(guide), WORKERS="2")
+def test_a_stop_reaches_each_running_run_once_and_the_sweep_exits_130(fake, how):
+    process = start_sweep(fake, SEEDS="1", METHODS="td3 camel_td3 camel_plus_td3", WORKERS="2")
     try:
         if how == "SIGTERM to the sweep":
             process.send_signal(signal.SIGTERM)
@@ -384,73 +421,77 @@ def test_a_stop_reaches_each_running_run_once_and_the_sweep_exits_130(fake, guid
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130, out
     assert "3 runs: 0 finished, 0 skipped (already finished), 0 failed, 2 interrupted, 1 not run" in out
-    assert "interrupted: baseline seed 1" in out and "checkpoint saved" in out and "not run: camel seed 1" in out
+    assert "interrupted: Hopper-v4__td3__1" in out and "checkpoint saved" in out and "not run: Hopper-v4__camel_plus_td3__1" in out
     expected = "SIGTERM" if how == "SIGTERM to the sweep" else "SIGINT"
     assert sorted(p.read_text() for p in fake.runs.glob("*/signals.txt")) == [expected, expected]  # once each, saved
 
 
-def test_slurm_array_task_runs_its_entry_of_the_same_matrix(fake, guide):
-    environ = dict(SEEDS="1 2", CONDITIONS="baseline random camel", LLM_POLICY=guide, **fake.environ)
+def test_slurm_array_task_runs_its_entry_of_the_same_matrix(fake):
+    environ = dict(SEEDS="1 2", METHODS="td3 camel_td3 camel_plus_td3", **fake.environ)
     matrix = run_script(SCRIPTS / "hopper.sh", "--print-matrix", **environ).stdout.splitlines()
-    for task, entry in enumerate(matrix):
+    for task, name in enumerate(matrix):
         result = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=task, DRY_RUN=1, **environ)
         assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines()[-1].split()[:4] == ["start", entry.split()[0], "seed", entry.split()[1]]
+        assert result.stdout.splitlines()[-1].split()[:2] == ["start", name]
     outside = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=6, DRY_RUN=1, **environ)
     assert outside.returncode == 2 and "task 6 is outside the run matrix (0..5: 6 runs)" in outside.stderr
     # a real task runs exactly its own run, and its exit status is the run's
     assert run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=5, **environ).returncode == 0
-    assert [p.parent.name for p in fake.runs.glob("*/finished.json")] == ["Hopper-v4__camel__2"]
+    assert [p.parent.name for p in fake.runs.glob("*/finished.json")] == ["Hopper-v4__camel_plus_td3__2"]
     failing = run_script(SCRIPTS / "slurm_sweep.sbatch", SCRIPTS / "hopper.sh", SLURM_ARRAY_TASK_ID=4, **environ)
-    assert failing.returncode == 1 and "failed random seed 2" in failing.stdout
+    assert failing.returncode == 1 and "failed Hopper-v4__camel_td3__2" in failing.stdout
     assert "--torch-threads 1" in fake.calls()[-1]  # SLURM_CPUS_PER_TASK unset: one thread
 
 
+def test_more_workers_than_cores_is_said_before_the_runs(tmp_path):
+    cores = len(sweep.usable_cores())
+    result = run_script(SCRIPTS / "sweep.sh", "--dry-run", METHODS="td3", WORKERS=cores + 1, RUNS_DIR=tmp_path / "runs")
+    assert result.returncode == 0, result.stderr
+    assert "each on its own core" not in result.stdout.splitlines()[0]
+    assert result.stdout.splitlines()[1] == (f"note: WORKERS={cores + 1} on {cores} CPU cores: runs share cores, each slower, "
+                                             "and the runs' speeds say nothing of the method's")  # fmt: skip
+    fits = run_script(SCRIPTS / "sweep.sh", "--dry-run", METHODS="td3", WORKERS=1, RUNS_DIR=tmp_path / "runs")
+    assert "note: WORKERS" not in fits.stdout
+
+
 # ---------------------------------------------------------------------------------------------------------
-# A tiny real sweep: 2 conditions x 1 seed x 150 steps of camel_td3.py, 2 at a time
+# The scripts' headers: every example works when pasted; --help is the header
 # ---------------------------------------------------------------------------------------------------------
-def test_tiny_real_sweep_finishes_each_run_and_skips_them_on_rerun(tmp_path, guide):
-    environ = dict(SEEDS="1", CONDITIONS="baseline camel", LLM_POLICY=guide, RUNS_DIR=tmp_path / "runs", TOTAL_TIMESTEPS=150, WORKERS=2,
-                   EXTRA_ARGS="--learning-starts 100 --batch-size 32 --eval-episodes 1 --eval-frequency 100")  # fmt: skip
-    first = run_script(SCRIPTS / "hopper.sh", **environ)
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert "2 runs: 2 finished, 0 skipped (already finished), 0 failed" in first.stdout
-    for name in ("Hopper-v4__baseline__1", "Hopper-v4__camel__1"):
-        run = tmp_path / "runs" / name
-        assert json.loads((run / "finished.json").read_text())["total_timesteps"] == 150 and not (run / "checkpoint.pt").exists()
-    again = run_script(SCRIPTS / "hopper.sh", **environ)
-    assert again.returncode == 0 and "2 runs: 0 finished, 2 skipped (already finished), 0 failed" in again.stdout
+SWEEP_COMMAND = re.compile(r"^(?:#\s+|\s+)((?:[A-Z_]+=(?:\"[^\"]*\"|\S+) )*scripts/(?:sweep|hopper|walker2d|ant)\.sh\b.*?)(?:\s+#.*)?$")
 
 
-def test_a_variant_naming_a_retired_lever_is_refused_in_one_line(repo, tmp_path, guide):
-    with pytest.raises(sweep.UsageError, match=r"^error: VARIANT prop_gwarm: prop \(guide proposal\) has left camel_td3.py; its runs "
-                                               r"were made with commit 6abd027$"):  # fmt: skip
-        sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="prop_gwarm"))
+def header_examples(path):
+    """The sweep commands of a script's header comment (or, for sweep.py, its docstring), without their comments."""
+    text = path.read_text()
+    header = text.split('"""')[1] if path.suffix == ".py" else "\n".join(itertools.takewhile(lambda line: line.startswith("#"), text.splitlines()[1:]))
+    return [match[1] for line in header.splitlines() if (match := SWEEP_COMMAND.match(line))]
 
 
-def test_a_variant_naming_critic_layer_norm_is_refused_with_the_commit_that_ran_it(repo, tmp_path, guide):
-    with pytest.raises(sweep.UsageError, match=r"^error: VARIANT qbc_gwarm_noboot_cu2_ln: ln \(critic layer norm\) has left "
-                                               r"camel_td3.py; its runs were made with commit 95415d5$"):  # fmt: skip
-        sweep.matrix(settings(repo, tmp_path, SEEDS="1", CONDITIONS="camel", LLM_POLICY=guide, VARIANT="qbc_gwarm_noboot_cu2_ln"))
+@pytest.mark.parametrize("script", ["sweep.py", "sweep.sh", "hopper.sh", "walker2d.sh", "ant.sh"])
+def test_every_example_sweep_command_in_a_headers_works_when_pasted(tmp_path, script):
+    examples = header_examples(SCRIPTS / script)
+    assert len(examples) >= (2 if script == "sweep.sh" else 4)
+    for example in examples:  # pasted in the repository, as a dry run into a folder of the test's
+        result = subprocess.run(["bash", "-c", example], cwd=REPO, capture_output=True, text=True, timeout=120,
+                                env={**{k: v for k, v in os.environ.items() if k not in SETTING_NAMES}, "DRY_RUN": "1",
+                                     "RUNS_DIR": str(tmp_path / "runs")})  # fmt: skip
+        assert result.returncode == 0 and result.stdout, f"{example}: {result.stderr}"
+    assert not (tmp_path / "runs").exists()
 
 
-def test_the_probe_script_confirms_cu2_beside_camel_plus_on_seeds_16_to_20():
-    env = {**os.environ, "DRY_RUN": "1", "ENVS": "hopper"}
-    confirm = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh")], capture_output=True, text=True, env=env, timeout=120)
-    assert confirm.returncode == 0, confirm.stderr
-    assert confirm.stdout.count("== sweep") == 1  # one pool: no core waits for a condition's last seed
-    starts = [line.split() for line in confirm.stdout.splitlines() if line.startswith("start")]
-    assert [(words[1], words[3]) for words in starts] == [(v, str(s)) for s in range(16, 21) for v in ["camel_qbc_gwarm_noboot",
-                                                                                                       "camel_qbc_gwarm_noboot_cu2"]]
-    flags = {words[1]: " ".join(words[5:]) for words in starts}
-    assert "--guide-bc-coef 0.4 --warmup-actions guide --llm-policy" in flags["camel_qbc_gwarm_noboot"]
-    assert "--guide-bc-coef 0.4 --warmup-actions guide --critic-updates-per-step 2 --llm-policy" in flags["camel_qbc_gwarm_noboot_cu2"]
-    wrong = subprocess.run(["bash", str(REPO / "scripts" / "probe.sh"), "cu2"], capture_output=True, text=True, env=env, timeout=120)
-    assert wrong.returncode == 2 and wrong.stderr.strip() == ("error: scripts/probe.sh takes no arguments: its settings are SEEDS, ENVS "
-                                                              "and those of scripts/sweep.sh (see --help)")
+def test_the_slurm_header_submits_one_task_per_run_and_its_try_line_picks_the_task(tmp_path):
+    """The header's submission, with sbatch standing in as a function that prints its arguments."""
+    header = [line[4:] for line in (SCRIPTS / "slurm_sweep.sbatch").read_text().splitlines() if line.startswith("#   ")]
+    script = "sbatch() { echo sbatch \"$@\"; }\n" + "\n".join(header)
+    env = {**{k: v for k, v in os.environ.items() if k not in SETTING_NAMES}, "RUNS_DIR": str(tmp_path / "runs")}
+    result = subprocess.run(["bash", "-ec", script], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "sbatch --array=0-14 scripts/slurm_sweep.sbatch scripts/hopper.sh" in lines  # 3 methods x 5 seeds
+    assert lines[-1].split()[:2] == ["start", "Hopper-v4__td3__2"]  # task 3 of the same matrix, tried without Slurm
 
 
-@pytest.mark.parametrize("script", ["probe.sh", "quickstart.sh", "figures.sh", "train_expert.sh"])
+@pytest.mark.parametrize("script", ["quickstart.sh", "figures.sh", "train_expert.sh"])
 def test_a_scripts_help_is_its_whole_header_comment(script):
     text = (SCRIPTS / script).read_text().splitlines()
     header = [line[2:] for line in itertools.takewhile(lambda line: line.startswith("#"), text[1:])]
@@ -473,21 +514,23 @@ def test_figures_of_your_own_runs_go_to_plots_and_leave_the_committed_results_al
     assert wrong.stderr.strip() == "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT and PYTHON (see --help)"
 
 
-def test_more_workers_than_cores_is_said_before_the_runs(tmp_path):
-    workers = (os.cpu_count() or 1) + 1
-    result = run_script(SCRIPTS / "sweep.sh", "--dry-run", CONDITIONS="baseline", WORKERS=workers, RUNS_DIR=tmp_path / "runs")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[1] == (f"note: WORKERS={workers} on {os.cpu_count()} CPU cores: runs share cores, each slower, "
-                                             "and the runs' speeds say nothing of the method's")  # fmt: skip
-    fits = run_script(SCRIPTS / "sweep.sh", "--dry-run", CONDITIONS="baseline", WORKERS=1, RUNS_DIR=tmp_path / "runs")
-    assert "note: WORKERS" not in fits.stdout
-
-
-@pytest.mark.parametrize("variant", ["qbc_gwarm_noboot_cu2", "plain prop_gwarm"])
-def test_camel_plus_levers_on_the_sac_trainer_are_refused_not_run_as_the_paper(repo, tmp_path, variant):
-    (repo / "camel_sac.py").write_text("")
-    lever = variant.split()[-1]
-    with pytest.raises(sweep.UsageError, match=rf"^error: VARIANT {lever} names CAMEL\+ levers, which camel_sac.py does not have "
-                                               r"\(it trains the paper's CAMEL on SAC\): leave VARIANT out, or use TRAINER=td3$"):  # fmt: skip
-        settings(repo, tmp_path, TRAINER="sac", VARIANT=variant)
-    assert [c.name for c in settings(repo, tmp_path, TRAINER="sac", VARIANT="ls25k", CONDITIONS="baseline").conditions] == ["baseline_ls25k"]
+# ---------------------------------------------------------------------------------------------------------
+# A tiny real sweep: the paper's control and CAMEL-SAC, 150 steps each, 2 at a time
+# ---------------------------------------------------------------------------------------------------------
+def test_tiny_real_sweep_finishes_each_run_skips_them_on_rerun_and_refuses_an_edited_guide(tmp_path, guide):
+    environ = dict(SEEDS="1", METHODS="camel_td3_no_ma_em camel_sac", GUIDES=guide, RUNS_DIR=tmp_path / "runs", TOTAL_TIMESTEPS=150,
+                   WORKERS=2, EXTRA_ARGS="--learning-starts 100 --batch-size 32 --eval-episodes 1 --eval-frequency 100")  # fmt: skip
+    first = run_script(SCRIPTS / "hopper.sh", **environ)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "2 runs: 2 finished, 0 skipped (already finished), 0 failed" in first.stdout
+    for method, script in (("camel_td3_no_ma_em", "camel_td3.py"), ("camel_sac", "camel_sac.py")):
+        run = tmp_path / "runs" / f"Hopper-v4__{method}_guide__1"
+        finished = json.loads((run / "finished.json").read_text())
+        assert (finished["exp_name"], finished["script"], finished["total_timesteps"]) == (method, script, 150)
+        assert finished["guide_file"]["sha256"] == hashlib.sha256(guide.read_bytes()).hexdigest() and not (run / "checkpoint.pt").exists()
+    assert "--no-masking-aware --no-epsilon-masking" in (tmp_path / "runs" / "Hopper-v4__camel_td3_no_ma_em_guide__1" / "log.txt").read_text()
+    again = run_script(SCRIPTS / "hopper.sh", **environ)
+    assert again.returncode == 0 and "2 runs: 0 finished, 2 skipped (already finished), 0 failed" in again.stdout
+    guide.write_text(GUIDE.replace("np.zeros(3)", "np.ones(3) * 0.1"))  # the same file, another guide: its runs are not these
+    edited = run_script(SCRIPTS / "hopper.sh", **environ)
+    assert edited.returncode == 2 and "holds a finished run with guide file" in edited.stderr and edited.stdout == ""
