@@ -8,12 +8,15 @@
 #   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py                    # metrics, and a video in videos/
 #   python evaluate_policy.py --env-id Hopper-v4 policies/candidates/hopper/*.py --markdown ranking.md   # a ranking
 #   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py --seed 0 --episodes 5 --no-video --json hopper.json
-#   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py runs/X/camel_td3.cleanrl_model --episodes 10  # guide and agent
+#   python evaluate_policy.py --env-id Hopper-v4 policies/hopper.py runs/RUN/camel_plus_td3.cleanrl_model --episodes 10  # guide and agent
+#   python evaluate_policy.py --env-id Hopper-v4 runs/RUN/camel_td3.cleanrl_model --seed 100001   # the return the run logged last
+#     (a run of seed S evaluates its agent on seeds S+100000, S+100001, ...; here S = 1 and the default 5 episodes)
 #   python evaluate_policy.py --env-id Hopper-v4 policies/*.py --judge-model gemini-2.5-flash   # and a multimodal model's verdicts
 #
 # The evaluation itself (the child process per policy, the measurements, the score, the ranking, the report) is
-# camel_utils/guide_eval.py's, whose header explains the score; the optional judge is camel_utils/judge.py's. This script reads the
-# command line, checks it, and prints and writes what they give.
+# camel_utils/guide_eval.py's, whose header explains the score; the optional judge is camel_utils/judge.py's; a trained
+# agent acts through camel_utils/agent.py, the loader your own code uses. This script reads the command line, checks it,
+# and prints and writes what they give.
 #
 # The checks are a guard against accidents, not a security sandbox: only run code you would run yourself.
 import sys
@@ -37,14 +40,15 @@ class Args:
 
     policies: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="POLICY...", help_behavior_hint="(one or more)")]
     """the files to evaluate: guide files (.py), and trained agents
-    (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save them; run deterministically, unmasked);
+    (.cleanrl_model, CleanRL's format, as the trainers save them, e.g. runs/RUN/camel_plus_td3.cleanrl_model;
+    run deterministically, unmasked, as the run's evaluations ran them: camel_utils/agent.py);
     several are ranked in one table"""
     env_id: str = "Hopper-v4"
     """the Gymnasium environment the policies were written or trained for"""
     episodes: int = 5
     """evaluation episodes per policy, with seeds seed, seed+1, ..."""
     seed: int = 1
-    """seed of the first evaluation episode"""
+    """seed of the first evaluation episode (a run of seed S evaluated its agent on S+100000, S+100001, ...)"""
     max_episode_steps: Optional[int] = None
     """cut episodes to this many steps (if unset: the env's own limit, 1000 for the MuJoCo robots)"""
     video: bool = True
@@ -87,6 +91,9 @@ def main(args):
         judge = make_judge(args.judge_model, args.judge_base_url, args.env_id, args.max_episode_steps or env_steps, args.judge_frames,
                            video=args.video)  # fmt: skip
     results = checked(args.policies, args.env_id)
+    refused_agent = next((r for r in results if r.kind == "agent" and r.error), None)
+    if refused_agent is not None:  # a model for another env (or no model) is a mistake in the command, not a rank
+        raise UsageError(refused_agent.error)
     if all(r.error for r in results):  # nothing would run: a bad file, not a ranking
         more = f" (and {len(results) - 1} more files refused)" if len(results) > 1 else ""
         raise UsageError(f"{results[0].error}{more}")

@@ -414,43 +414,22 @@ def expert_policy(model: str, env):
     """Expert masking's g(s): a trained actor saved in CleanRL's format (`torch.save` of the actor's, qf1's and
     qf2's state dicts), from a local file or a Hugging Face repo id, as a function obs -> normalised action.
 
-    Runs the actor's weights with a small NumPy forward pass (fc1, fc2: relu; fc_mu: tanh), so that loading
-    an expert needs no trainer code. Accepts CleanRL's TD3 actor and the trainers' masking-aware one, which
-    is given the full bounds (low = -1, high = 1) as its extra inputs, and a SAC actor (CleanRL's or
-    camel_sac.py's), run by its mean action tanh(fc_mean). Raises GuideError (one line).
-    """
-    import torch  # only experts need it: the LLM guides' checks stay light for generate_policy.py
-
+    The actor acts as camel_utils.agent runs it, the way the run that trained it evaluated it (unmasked, float32; a SAC
+    actor by its mean action), and its action in the env's units is mapped back to [-1, 1] by this env's action space.
+    Raises GuideError (one line) for a file that is not a CleanRL-format model or an actor trained on another env."""
+    from camel_utils.agent import load_agent  # torch: only experts need it, so the LLM guides' checks stay light
 
     try:
         path = expert_model_file(model, _env_id(env))
     except OSError as e:
         raise GuideError(f"--expert-model {model}: {e}") from None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)[0]
-        if "fc_mean.weight" in state:  # a SAC actor: its deterministic action is its mean's, as fc_mu's is TD3's
-            state = {name.replace("fc_mean.", "fc_mu."): value for name, value in state.items()}
-        weights = {name: state[name].double().numpy() for name in
-                   ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc_mu.weight", "fc_mu.bias", "action_scale", "action_bias"]}  # fmt: skip
-    except Exception as e:
-        raise GuideError(f"--expert-model {model}: not a CleanRL-format model ({type(e).__name__}: {_first_line(e)})") from None
-    in_features, action_dim = weights["fc1.weight"].shape[1], weights["fc_mu.weight"].shape[0]
-    obs_dim, env_action_dim = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-    if action_dim != env_action_dim or in_features not in (obs_dim, obs_dim + 2 * action_dim):
-        raise GuideError(
-            f"--expert-model {model}: its actor takes {in_features} inputs and gives {action_dim} actions, but "
-            f"{_env_id(env)} has {obs_dim} observations and {env_action_dim} actions; was it trained on another env?"
-        )
-    # a masking-aware actor also reads the bounds (low, high): the whole action space, as in unmasked evaluation
-    bounds_input = np.concatenate(full_bounds(action_dim)) if in_features > obs_dim else np.zeros(0)
+        agent = load_agent(path, env)
+    except (OSError, ValueError) as e:
+        raise GuideError(f"--expert-model {model}: {e}") from None
 
     def expert(obs):
-        x = np.concatenate([np.ravel(obs), bounds_input])
-        x = np.maximum(weights["fc1.weight"] @ x + weights["fc1.bias"], 0.0)
-        x = np.maximum(weights["fc2.weight"] @ x + weights["fc2.bias"], 0.0)
-        u = np.tanh(weights["fc_mu.weight"] @ x + weights["fc_mu.bias"])
-        env_action = u * weights["action_scale"] + weights["action_bias"]  # in the units of the env it was trained on
-        return np.clip(to_normalized(env_action, env.action_space), -1.0, 1.0)
+        return np.clip(to_normalized(agent(obs), env.action_space), -1.0, 1.0)
 
     return expert
 

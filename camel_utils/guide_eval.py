@@ -9,9 +9,10 @@ What is evaluated:
 - a guide file `policy(obs)` (.py), loaded with camel_utils.guide.load_guide, the same gate camel_td3.py uses (static
   checks, then a trial on sample observations), and read as camel_td3.py reads it: normalised to [-1, 1], then
   mapped to the env's units;
-- a trained agent (.cleanrl_model, CleanRL's format, as camel_td3.py and camel_sac.py save it at the end of a run),
-  loaded with camel_utils.guide.expert_policy: its actor's deterministic action, with the full bounds for a masking-aware
-  actor, as the trainers' own unmasked evaluation runs it. A model file is weights (torch.load with
+- a trained agent (.cleanrl_model, CleanRL's format, as the trainers save it at the end of a run), loaded with
+  camel_utils.agent.load_agent: its actor's deterministic action in the env's units, with the full bounds for a
+  masking-aware actor, computed as the trainers' own unmasked evaluation computes it, so that from the same start
+  states (--seed {the run's seed + 100000}) it returns what the run logged. A model file is weights (torch.load with
   weights_only=True), so it skips the Python checks; it is refused with one line if it is not a CleanRL-format
   model or was trained on another env.
 
@@ -40,6 +41,7 @@ import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -51,7 +53,7 @@ import gymnasium as gym
 import numpy as np
 
 from camel_utils.cli import Progress, UsageError, command, shown_path
-from camel_utils.guide import Guide, GuideError, expert_policy, load_guide, one_thread_env, read_and_check, sample_observations, to_env_units, track_robot_camera
+from camel_utils.guide import GuideError, load_guide, one_thread_env, read_and_check, sample_observations, to_env_units, track_robot_camera
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -151,13 +153,15 @@ def is_agent(path):
     return str(path).endswith(AGENT_SUFFIX)
 
 
-def load_agent(path, env):
-    """A trained agent's deterministic policy obs -> normalised action (camel_utils.guide.expert_policy); GuideError
-    with one line naming the file if it is not a CleanRL-format model or does not fit the env."""
+def agent_for(path, env):
+    """A trained agent (camel_utils.agent.load_agent) that fits the env: obs -> action in the env's units; GuideError
+    with one line naming the file if it is not a CleanRL-format model or was trained on another env."""
+    from camel_utils.agent import load_agent  # torch: only agents need it, so judging guides stays light
+
     try:
-        return expert_policy(str(path), env)
-    except GuideError as e:  # expert_policy speaks of camel_td3.py's flag; here the file is the subject
-        raise GuideError(f"{path}: {str(e).removeprefix(f'--expert-model {path}: ')}") from None
+        return load_agent(path, env)
+    except (OSError, ValueError) as e:
+        raise GuideError(f"{path}: {e}") from None
 
 
 def checked(paths, env_id):
@@ -173,7 +177,7 @@ def checked(paths, env_id):
             if result.kind == "agent":
                 env = make_env(env_id)
                 try:
-                    load_agent(path, env)
+                    agent_for(path, env)
                 finally:
                     env.close()
             else:
@@ -217,10 +221,11 @@ def start_video(env, path):
 def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=None, trial_timeout=20.0, on_episode=lambda: None):
     """Run a guide or a trained agent for one episode per seed and measure each episode. Called in the child.
 
-    A guide is loaded with camel_utils.guide.load_guide, the same gate camel_td3.py uses (static checks, then a trial on
-    sample observations in a further child); an agent (.cleanrl_model) with camel_utils.guide.expert_policy. Both act
-    through the Guide wrapper: a call that raises, takes over a second, or returns NaN or the wrong shape ends the
-    evaluation with that reason.
+    A guide is loaded with camel_utils.guide.load_guide, the same gate the trainers use (static checks, then a trial on
+    sample observations in a further child), and acts through the Guide wrapper: a call that raises, takes over a
+    second, or returns NaN or the wrong shape ends the evaluation with that reason; its normalised action is mapped to
+    the env's units. An agent (.cleanrl_model) is loaded with camel_utils.agent.load_agent and acts in the env's units,
+    as the run's unmasked evaluation did.
     Returns {"episodes": [...], "error": ..., "video_error": ..., "max_episode_steps": ...}.
     """
     result = {"episodes": [], "error": None, "video_error": None}
@@ -235,9 +240,10 @@ def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=
     try:
         action_dim = int(np.prod(env.action_space.shape))
         if is_agent(policy_path):
-            guide = Guide(load_agent(policy_path, env), action_dim, name=str(policy_path))
+            act = partial(agent_action, agent_for(policy_path, env))
         else:
             guide = load_guide(policy_path, sample_observations(env, seed=seeds[0]), action_dim, timeout=trial_timeout)
+            act = partial(guide_action, guide, action_space=env.action_space)
         for episode, seed in enumerate(seeds):
             obs, _ = env.reset(seed=seed)
             x_start = float(env.unwrapped.data.qpos[0]) if hasattr(env.unwrapped, "data") else None
@@ -249,10 +255,11 @@ def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=
                         video.add(env.render())
                     except Exception as e:  # no video is no reason to fail the policy
                         result["video_error"], recording = f"{type(e).__name__}: {one_line(e)}", False
-                action = guide(obs)  # normalised to [-1, 1], as camel_td3.py reads it
-                if action is None:
-                    raise GuideError(f"policy(obs) failed at step {steps} of episode {episode + 1} (seed {seed}): {guide.last_error}")
-                obs, reward, terminated, truncated, info = env.step(to_env_units(action, env.action_space))
+                try:
+                    action, env_action = act(obs)
+                except GuideError as e:
+                    raise GuideError(f"policy(obs) failed at step {steps} of episode {episode + 1} (seed {seed}): {e}") from None
+                obs, reward, terminated, truncated, info = env.step(env_action)
                 total_reward, steps, abs_action = total_reward + float(reward), steps + 1, abs_action + float(np.mean(np.abs(action)))
                 if terminated or truncated:
                     break
@@ -271,6 +278,22 @@ def run_episodes(policy_path, env_id, seeds, max_episode_steps=None, video_path=
             video.close()
         env.close()
     return result
+
+
+def guide_action(guide, obs, action_space):
+    """A guide's action, normalised to [-1, 1] as the trainers read it, and in the env's units; GuideError with the
+    guide's reason if its call failed."""
+    action = guide(obs)
+    if action is None:
+        raise GuideError(guide.last_error)
+    return action, to_env_units(action, action_space)
+
+
+def agent_action(agent, obs):
+    """A trained agent's action, normalised and in the env's units: the latter exactly what its run's evaluation
+    stepped the env with."""
+    action = agent.normalized_action(obs)
+    return action, agent.to_env_units(action)
 
 
 def worker(job_file):

@@ -1,14 +1,14 @@
-"""Putting a trained agent on the Hugging Face Hub, as CleanRL's cleanrl_utils/huggingface.py does, for both trainers.
+"""Putting a trained agent on the Hugging Face Hub, as CleanRL's cleanrl_utils/huggingface.py does, for every trainer.
 
-    python camel_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1   # at the end
-    python -m camel_utils.hub upload runs/RUN --repo-id you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1   # a finished run (e.g. a retry)
+    python camel_plus_td3.py --llm-policy policies/hopper.py --upload-model you/Hopper-v4-camel_plus_td3-seed1   # at the end
+    python -m camel_utils.hub upload runs/RUN --repo-id you/Hopper-v4-camel_plus_td3-seed1   # a finished run (e.g. a retry)
 
 What goes into the repo, from a finished run folder (finished.json and {exp_name}.cleanrl_model present):
 - {exp_name}.cleanrl_model: the agent in CleanRL's format (torch.save of the actor's, qf1's and qf2's state dicts);
-- README.md: the model card. What the agent is (env, algorithm, the guide file's path and sha256), the key
-  hyperparameters, the final unmasked evaluation return, how to evaluate it with evaluate_policy.py and how to use
-  it as an expert guide; its YAML front matter has the library, tags and a model-index with that return, as the
-  Hub expects of RL models;
+- README.md: the model card. What the agent is (env, the method and the script that trained it, as finished.json
+  names them, the guide file's path and sha256), the key hyperparameters, the final unmasked evaluation return, how to
+  evaluate it with evaluate_policy.py, load it in your own code (camel_utils/agent.py) and use it as an expert guide;
+  its YAML front matter has the library, tags and a model-index with that return, as the Hub expects of RL models;
 - {run_name}.json: the run's scalars, exported as `python plot.py export` writes them (plot.py reads it back), and
   the TensorBoard event files, which the Hub shows as training metrics;
 - args.json: the run's arguments, as the run logged them.
@@ -30,7 +30,7 @@ from typing import Annotated
 import tyro
 
 from camel_utils.cli import module_command, shown_path
-from camel_utils.conditions import CAMEL_PLUS, camel_plus_parts, is_hub_repo_id, method_name
+from camel_utils.conditions import CAMEL_PLUS, CAMEL_PLUS_PARTS, is_hub_repo_id, method_name
 
 PAPER = "[CAMEL: Continuous Action Masking Enabled by Large Language Models](https://arxiv.org/abs/2502.11896)"
 
@@ -47,7 +47,7 @@ class NotUploadable(UploadError):
 def upload_problem(repo_id, flag="--upload-model"):
     """What is wrong with `flag` REPO_ID before a run starts (its form, no token), or None."""
     if not is_hub_repo_id(repo_id):
-        return f"{flag} {repo_id} is not a Hugging Face repo id; give owner/name, e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1"
+        return f"{flag} {repo_id} is not a Hugging Face repo id; give owner/name, e.g. you/Hopper-v4-camel_plus_td3-seed1"
     from huggingface_hub import get_token
 
     if get_token() is None:
@@ -69,18 +69,26 @@ def logged_value(text):
         return text
 
 
-def algorithm_name(args):
-    """The agent's algorithm in the paper's words: CAMEL-TD3 with a guide file ("w/o MA EM" for the paper's
-    control), TD3 with expert or random masking, plain TD3; the same for SAC."""
-    base = "SAC" if "autotune" in args else "TD3"  # a setting only camel_sac.py has
-    if args.get("llm_policy"):
-        ablation = [name for flag, name in [("masking_aware", "MA"), ("epsilon_masking", "EM")] if args.get(flag) is False]
-        return f"CAMEL-{base}" + (f" w/o {' '.join(ablation)}" if ablation else "")
-    if args.get("expert_model"):
-        return f"{base} with expert masking"
-    if args.get("random_guide"):
-        return f"{base} with random masking"
-    return base
+def trainer_and_method(args, finished):
+    """(the script that trained the run, the method it ran), as finished.json names them ("camel_plus_td3.py", "CAMEL+").
+    A run from before finished.json named them was made by camel_td3.py (camel_sac.py: the one with --autotune), which
+    with a guide then ran CAMEL+ wherever one of CAMEL+'s parts was on (method_name names those it turned off), else the
+    paper's CAMEL; without a guide, TD3."""
+    trainer = finished.get("script") or ("camel_sac.py" if "autotune" in args else "camel_td3.py")
+    if finished.get("method"):
+        return trainer, finished["method"]
+    guided = bool(args.get("llm_policy") or args.get("expert_model") or args.get("random_guide"))
+    plus = guided and trainer == "camel_td3.py" and any(arg in args and args[arg] != off for arg, (_, off, _, _) in CAMEL_PLUS_PARTS.items())
+    return trainer, method_name("camel_plus_td3.py" if plus else trainer, args, guided)
+
+
+def algorithm_name(method, args):
+    """The agent's name on the Hub: its method, with the guide where the paper names its controls by it (expert or
+    random masking) and "w/o MA EM" for the paper's control without the masking-aware actor and epsilon masking."""
+    guided = args.get("llm_policy") or args.get("expert_model") or args.get("random_guide")
+    ablation = [name for flag, name in [("masking_aware", "MA"), ("epsilon_masking", "EM")] if guided and args.get(flag) is False]
+    guide = " with expert masking" if args.get("expert_model") else " with random masking" if args.get("random_guide") else ""
+    return method + guide + (f" w/o {' '.join(ablation)}" if ablation else "")
 
 
 def guide_lines(args, finished):
@@ -101,36 +109,29 @@ def guide_lines(args, finished):
     return ["- guide: none (the plain baseline)"]
 
 
-def camel_plus_lines(args):
-    """The card's words on camel_td3.py's CAMEL+ (conditions.CAMEL_PLUS) for a guided run: the parts it used, or that
-    it is the paper's CAMEL; nothing for a trainer or a run without them."""
-    if "guide_bc_coef" not in args:  # camel_sac.py, or a run from before CAMEL+
-        return []
-    parts = camel_plus_parts(args)
-    method = method_name(args)
-    if not parts:
-        return ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]
-    coef = f" (coefficient {args['guide_bc_coef']:g})" if args.get("guide_bc_coef") else ""
-    used = [part + (coef if part == "Q-filtered guide BC" else "") for part in parts]
-    lines = [f"- algorithm: {method}: beyond the paper, {'; '.join(used)}"]
-    return lines + ([f"- {CAMEL_PLUS}"] if method == "CAMEL+" else [])
+def method_lines(trainer, method):
+    """The card's words on the method: its name and the script that ran it; for CAMEL+, what CAMEL+ is (the parts a run
+    turned off are named in its method: "CAMEL+ w/o guide warm-up")."""
+    lines = [f"- algorithm: {method}, trained by `{trainer}`"]
+    return lines + ([f"- {CAMEL_PLUS}"] if method.startswith("CAMEL+") else [])
 
 
 KEY_HYPERPARAMETERS = ("env_id", "seed", "total_timesteps", "learning_starts", "batch_size", "buffer_size", "gamma", "tau",
                        "learning_rate", "policy_lr", "q_lr", "policy_frequency", "exploration_noise", "policy_noise",
                        "noise_clip", "autotune", "alpha", "mask_width", "epsilon_fraction", "masking_aware",
-                       "epsilon_masking", "paper", "guide_bc_coef", "guide_bootstrap", "warmup_actions",
+                       "epsilon_masking", "guide_bc_coef", "guide_bootstrap", "warmup_actions",
                        "critic_updates_per_step", "critic_layer_norm", "eval_episodes")  # fmt: skip
 
 
-def model_card(repo_id, args, finished, model_name, scalars_name):
+def model_card(repo_id, args, finished, model_name, scalars_name, masking_aware):
     """README.md for the repo: YAML front matter (library, tags, the model-index with the final unmasked return)
-    and what the agent is and how to use it."""
+    and what the agent is and how to use it (masking_aware: whether its actor reads the bounds, as the loaded agent
+    says)."""
     from huggingface_hub import EvalResult, ModelCardData
 
-    env_id, algorithm, steps = args["env_id"], algorithm_name(args), finished.get("total_timesteps") or args.get("total_timesteps")
-    final = finished.get("final_eval_return")
-    trainer = "camel_sac.py" if "autotune" in args else "camel_td3.py"
+    trainer, method = trainer_and_method(args, finished)
+    env_id, algorithm, steps = args["env_id"], algorithm_name(method, args), finished.get("total_timesteps") or args.get("total_timesteps")
+    final, seed = finished.get("final_eval_return"), finished.get("seed", args.get("seed"))
     results = []
     if final is not None:
         results = [EvalResult(task_type="reinforcement-learning", task_name="reinforcement-learning", dataset_type=env_id,
@@ -145,21 +146,21 @@ def model_card(repo_id, args, finished, model_name, scalars_name):
               if final is not None else "not recorded")  # fmt: skip
     table = "\n".join(f"| `{name}` | `{args[name]}` |" for name in KEY_HYPERPARAMETERS if name in args)
     local = f"agents/{repo_id}"
-    guided = args.get("llm_policy") or args.get("expert_model") or args.get("random_guide")
     actor = ("Its actor is masking-aware: it reads the observation, then the action bounds `low` and `high` in `[-1, 1]`;\n"
-             "  unmasked, it acts with `low = -1`, `high = 1`." if guided and args.get("masking_aware", True) is not False
-             else "Its actor is CleanRL's: it reads the observation only.")  # fmt: skip
+             "  unmasked, it acts with `low = -1`, `high = 1`." if masking_aware else "Its actor is CleanRL's: it reads the observation only.")  # fmt: skip
+    # the start states of the run's own evaluations (the trainers reset them with seed + 100000, + 100001, ...)
+    evaluate = f"python evaluate_policy.py --env-id {env_id} {local}/{model_name} --seed {seed + 100_000} --episodes {episodes}"
     return f"""---
 {metadata.to_yaml()}
 ---
 
-# {algorithm} on {env_id}
+# {algorithm[:1].upper() + algorithm[1:]} on {env_id}
 
-A {algorithm} agent for `{env_id}`, trained for {steps} steps (seed {args.get('seed')}) by `{trainer}` of CAMEL, a
+An agent for `{env_id}` trained with {algorithm} for {steps} steps (seed {seed}) by `{trainer}` of CAMEL, a
 CleanRL-style implementation of {PAPER}: TD3 (or SAC) whose exploration is guided by a hard-coded policy. The run
 was `{finished.get('run_name')}`.
 
-{chr(10).join(guide_lines(args, finished) + (camel_plus_lines(args) if guided else []))}
+{chr(10).join(method_lines(trainer, method) + guide_lines(args, finished))}
 - final unmasked evaluation return: {result}
 
 ## Files
@@ -173,11 +174,22 @@ was `{finished.get('run_name')}`.
 ## Evaluate it
 
 With CAMEL's `evaluate_policy.py` (deterministic, unmasked; it reports return, forward distance and falls, and
-films the first episode):
+films the first episode); from the start states of the run's own evaluations, as here, it gives the return above
+(exactly, for a run trained on a CPU):
 
 ```bash
 hf download {repo_id} {model_name} --local-dir {local}
-python evaluate_policy.py --env-id {env_id} {local}/{model_name}
+{evaluate}
+```
+
+## Use it in your own code
+
+In a clone of CAMEL, after `pip install -e .` (the agent acts as the run's unmasked evaluations did):
+
+```python
+from camel_utils.agent import load_agent
+policy = load_agent("{local}/{model_name}")
+action = policy(obs)  # an action in the env's units, for env.step
 ```
 
 ## Use it as an expert guide
@@ -198,8 +210,9 @@ python camel_td3.py --env-id {env_id} --expert-model {repo_id}
 
 # ---- The upload -----------------------------------------------------------------------------------------------------
 def read_run(run_dir):
-    """(finished.json, args, the model file, the exported record, the event files) of a finished run folder; UploadError
-    (one line) when it is not finished or has no model."""
+    """(finished.json, args, the model file, the agent in it, the exported record, the event files) of a finished run
+    folder; UploadError (one line) when it is not finished or has no model that camel_utils.agent can load."""
+    from camel_utils.agent import load_agent
     from camel_utils.results.export import export_record
     from camel_utils.results.runs import read_events
 
@@ -210,12 +223,16 @@ def read_run(run_dir):
     model_file = run_dir / f"{finished.get('exp_name')}.cleanrl_model"
     if not model_file.is_file():
         raise NotUploadable(f"{run_dir} has no {model_file.name}: the run was made with --no-save-model")
+    try:  # what the card tells users to run must load
+        agent = load_agent(model_file)
+    except ValueError as e:
+        raise NotUploadable(f"{model_file}: {e}") from None
     curves, hyperparameters = read_events(str(run_dir))
     args = {name: logged_value(value) for name, value in hyperparameters.items()}
     args.setdefault("env_id", finished.get("env_id"))
     record = export_record(str(run_dir), finished, curves, hyperparameters, max_points=200)
     events = sorted(run_dir.glob("events.out.tfevents.*"))
-    return finished, args, model_file, record, events
+    return finished, args, model_file, agent, record, events
 
 
 def upload_run(run_dir, repo_id):
@@ -225,9 +242,9 @@ def upload_run(run_dir, repo_id):
 
     from camel_utils.results.export import export_text
 
-    finished, args, model_file, record, events = read_run(run_dir)
+    finished, args, model_file, agent, record, events = read_run(run_dir)
     scalars_name = f"{record['run_name']}.json"
-    card = model_card(repo_id, args, finished, model_file.name, scalars_name)
+    card = model_card(repo_id, args, finished, model_file.name, scalars_name, agent.masking_aware)
     operations = [CommitOperationAdd("README.md", card.encode()),
                   CommitOperationAdd(model_file.name, str(model_file)),
                   CommitOperationAdd(scalars_name, export_text(record).encode()),
@@ -236,7 +253,7 @@ def upload_run(run_dir, repo_id):
     api = HfApi()
     try:
         url = api.create_repo(repo_id, exist_ok=True)
-        api.create_commit(repo_id, operations, commit_message=f"{algorithm_name(args)} on {args['env_id']}: {record['run_name']}")
+        api.create_commit(repo_id, operations, commit_message=f"{algorithm_name(trainer_and_method(args, finished)[1], args)} on {args['env_id']}: {record['run_name']}")
     except Exception as e:
         reason = (str(e).strip().splitlines() or [""])[0]
         raise UploadError(f"{type(e).__name__}: {reason}" if reason else type(e).__name__) from None

@@ -663,7 +663,7 @@ class Run:
                   f"eval/episodic_return {self.eval_return:.1f} is the untrained actor's")  # fmt: skip
         if args.save_model:
             print(f"model saved to {shown_path(self.model_path)} (CleanRL's format)\n"
-                  f"  evaluate it:   {command('evaluate_policy.py', '--env-id', args.env_id, shown_path(self.model_path))}\n"
+                  f"  evaluate it:   {command('evaluate_policy.py', '--env-id', args.env_id, shown_path(self.model_path), '--seed', args.seed + 100_000, '--episodes', args.eval_episodes)}\n"
                   f"  guide with it: {command('camel_td3.py', '--env-id', args.env_id, '--expert-model', shown_path(self.model_path))}")  # fmt: skip
         self.env.close()
         self.eval_env.close()

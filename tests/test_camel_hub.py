@@ -1,7 +1,8 @@
 """Uploading a trained agent to the Hugging Face Hub (camel_utils/hub.py, the trainers' --upload-model): what the Hub
-receives (the model byte for byte, a model card that names the env, the guide's sha256 and the return under YAML
-front matter the Hub reads, the scalars, the arguments), refusing a bad repo id before training, and a failed upload
-that keeps the run and says how to retry. The Hub is tests/fake_hub.py on 127.0.0.1; the real one is never asked."""
+receives (the model byte for byte, a model card that names the env, the method and script from finished.json, the
+guide's sha256 and the return under YAML front matter the Hub reads, the scalars, the arguments), refusing a bad repo
+id before training or a model camel_utils/agent.py cannot load, and a failed upload that keeps the run and says how
+to retry. The Hub is tests/fake_hub.py on 127.0.0.1; the real one is never asked."""
 
 import json
 import os
@@ -18,34 +19,37 @@ from torch.utils.tensorboard import SummaryWriter
 
 from camel_utils.conditions import CAMEL_PLUS
 from test_camel_td3 import printed_path
-from camel_utils.hub import algorithm_name, camel_plus_lines
-from camel_td3 import Actor, QNetwork
+from camel_utils.hub import algorithm_name, method_lines, trainer_and_method
+from camel_plus_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
 
 REPO = Path(__file__).resolve().parents[1]
-REPO_ID = "someone/Hopper-v4-camel_qbc_gwarm-seed1"
+REPO_ID = "someone/Hopper-v4-camel_plus_td3-seed1"
 GUIDE_SHA = "ab" * 32
 
 
 def finished_run(folder, final_return=1234.5):
-    """A finished camel_td3.py run folder as the trainer leaves it: finished.json, the TensorBoard events (the
-    hyperparameters table and an evaluation curve) and the model in CleanRL's format."""
+    """A finished camel_plus_td3.py run folder as the trainer leaves it: finished.json (naming the script and the
+    method), the TensorBoard events (the hyperparameters table and an evaluation curve) and the model in CleanRL's
+    format (a masking-aware actor)."""
     folder.mkdir(parents=True)
-    args = {"exp_name": "camel_td3", "seed": 1, "env_id": "Hopper-v4", "total_timesteps": 10000, "learning_rate": 0.0003,
+    args = {"exp_name": "camel_plus_td3", "seed": 1, "env_id": "Hopper-v4", "total_timesteps": 10000, "learning_rate": 0.0003,
             "learning_starts": 5000, "policy_noise": 0.2, "llm_policy": "policies/hopper.py", "expert_model": None,
             "random_guide": False, "mask_width": 0.6, "epsilon_fraction": 0.5, "masking_aware": True,
-            "epsilon_masking": True, "eval_episodes": 5}  # fmt: skip
+            "epsilon_masking": True, "guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2,
+            "eval_episodes": 5}  # fmt: skip
     writer = SummaryWriter(str(folder))
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n%s" % "\n".join(f"|{k}|{v}|" for k, v in args.items()))
     for step, value in [(5000, 300.0), (10000, final_return)]:
         writer.add_scalar("eval/episodic_return", value, step)
     writer.close()
     (folder / "finished.json").write_text(json.dumps({
-        "run_name": folder.name, "env_id": "Hopper-v4", "exp_name": "camel_td3", "seed": 1, "total_timesteps": 10000,
+        "run_name": folder.name, "script": "camel_plus_td3.py", "method": "CAMEL+", "commit": "d01680c", "env_id": "Hopper-v4",
+        "exp_name": "camel_plus_td3", "seed": 1, "total_timesteps": 10000,
         "final_eval_return": final_return, "guide_calls": 10, "guide_failures": 0,
         "guide_file": {"path": "policies/hopper.py", "sha256": GUIDE_SHA}}))  # fmt: skip
     env = gym.make("Hopper-v4")
-    torch.save((Actor(env).state_dict(), QNetwork(env).state_dict(), QNetwork(env).state_dict()), folder / "camel_td3.cleanrl_model")
+    torch.save((Actor(env).state_dict(), QNetwork(env).state_dict(), QNetwork(env).state_dict()), folder / "camel_plus_td3.cleanrl_model")
     return folder
 
 
@@ -80,10 +84,10 @@ def test_upload_sends_the_model_a_model_card_the_scalars_and_the_arguments(tmp_p
     result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 0, result.stderr
     assert f"uploaded to {hub.url}/{REPO_ID}" in result.stdout
-    assert hub.repos == [{"name": "Hopper-v4-camel_qbc_gwarm-seed1", "organization": "someone"}]
+    assert hub.repos == [{"name": "Hopper-v4-camel_plus_td3-seed1", "organization": "someone"}]
     assert set(hub.authorization) == {"Bearer hf_fake_token"}  # HF_TOKEN, as huggingface_hub reads it
     files = hub.files[REPO_ID]
-    assert files["camel_td3.cleanrl_model"] == (run / "camel_td3.cleanrl_model").read_bytes()
+    assert files["camel_plus_td3.cleanrl_model"] == (run / "camel_plus_td3.cleanrl_model").read_bytes()
     (events,) = run.glob("events.out.tfevents.*")
     assert files[events.name] == events.read_bytes()
 
@@ -92,12 +96,18 @@ def test_upload_sends_the_model_a_model_card_the_scalars_and_the_arguments(tmp_p
     assert meta["library_name"] == "cleanrl"
     assert {"reinforcement-learning", "deep-reinforcement-learning", "Hopper-v4"} <= set(meta["tags"])
     (model,) = meta["model-index"]
-    assert model["name"] == "CAMEL-TD3"
+    assert model["name"] == "CAMEL+"  # finished.json's method
     (result_,) = model["results"]
     assert result_["task"]["type"] == "reinforcement-learning" and result_["dataset"]["name"] == "Hopper-v4"
     assert result_["metrics"][0]["type"] == "mean_reward" and result_["metrics"][0]["value"] == 1234.5
     assert "policies/hopper.py" in card and GUIDE_SHA in card and "1234.50" in card
-    assert "python evaluate_policy.py --env-id Hopper-v4" in card and f"--expert-model {REPO_ID}" in card
+    assert "\n# CAMEL+ on Hopper-v4\n" in card and f"- algorithm: CAMEL+, trained by `camel_plus_td3.py`\n- {CAMEL_PLUS}\n" in card
+    assert "--paper" not in card
+    # evaluated from the start states of the run's evaluations (seed 1: 100001, ...), it gives the return above
+    assert (f"python evaluate_policy.py --env-id Hopper-v4 agents/{REPO_ID}/camel_plus_td3.cleanrl_model --seed 100001 "
+            "--episodes 5") in card  # fmt: skip
+    assert f'policy = load_agent("agents/{REPO_ID}/camel_plus_td3.cleanrl_model")' in card and f"--expert-model {REPO_ID}" in card
+    assert "Its actor is masking-aware" in card  # as the loaded agent says: 11 observations + 6 bounds
 
     scalars = json.loads(files["r1.json"])  # what `python plot.py export` writes, which plot.py reads back
     assert scalars["format"] == "camel-run/1" and scalars["curves"]["eval/episodic_return"] == [[5000, 300.0], [10000, 1234.5]]
@@ -137,9 +147,12 @@ def test_upload_refuses_a_bad_repo_id_or_a_missing_token_with_one_line(tmp_path,
 
 def test_upload_of_a_run_without_a_model_or_unfinished_says_what_is_missing(tmp_path, hub):
     run = finished_run(tmp_path / "runs" / "r1")
-    (run / "camel_td3.cleanrl_model").unlink()
+    (run / "camel_plus_td3.cleanrl_model").write_bytes(b"half a model")  # what camel_utils/agent.py cannot load
     result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
-    assert result.returncode == 2 and "has no camel_td3.cleanrl_model: the run was made with --no-save-model" in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("error: runs/r1/camel_plus_td3.cleanrl_model: not a CleanRL-format model (")
+    (run / "camel_plus_td3.cleanrl_model").unlink()
+    result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
+    assert result.returncode == 2 and "has no camel_plus_td3.cleanrl_model: the run was made with --no-save-model" in result.stderr
     (run / "finished.json").unlink()
     result = hub_cli(tmp_path, "upload", "runs/r1", "--repo-id", REPO_ID, env=hub_env(os.environ, tmp_path, hub.url))
     assert result.returncode == 2 and "holds no finished run" in result.stderr
@@ -147,14 +160,15 @@ def test_upload_of_a_run_without_a_model_or_unfinished_says_what_is_missing(tmp_
 
 
 @pytest.mark.parametrize(
-    "args, name",
-    [({"llm_policy": "g.py", "policy_noise": 0.2}, "CAMEL-TD3"), ({"llm_policy": "g.py", "autotune": True}, "CAMEL-SAC"),
-     ({"llm_policy": "g.py", "masking_aware": False, "epsilon_masking": False}, "CAMEL-TD3 w/o MA EM"),
-     ({"expert_model": "x/y"}, "TD3 with expert masking"), ({"random_guide": True, "autotune": True}, "SAC with random masking"),
-     ({"llm_policy": None, "expert_model": None, "random_guide": False}, "TD3")],
+    "method, args, name",
+    [("CAMEL+", {"llm_policy": "g.py"}, "CAMEL+"), ("CAMEL-SAC", {"llm_policy": "g.py", "autotune": True}, "CAMEL-SAC"),
+     ("the paper's CAMEL", {"llm_policy": "g.py", "masking_aware": False, "epsilon_masking": False}, "the paper's CAMEL w/o MA EM"),
+     ("the paper's CAMEL", {"expert_model": "x/y"}, "the paper's CAMEL with expert masking"),
+     ("CAMEL-SAC", {"random_guide": True, "autotune": True}, "CAMEL-SAC with random masking"),
+     ("TD3", {"llm_policy": None, "expert_model": None, "random_guide": False, "masking_aware": False}, "TD3")],
 )  # fmt: skip
-def test_the_card_names_the_algorithm_as_the_paper_does(args, name):
-    assert algorithm_name(args) == name
+def test_the_card_names_the_method_and_the_papers_controls_by_their_guide(method, args, name):
+    assert algorithm_name(method, args) == name
 
 
 # --- the trainers' --upload-model ----------------------------------------------------------------------------------
@@ -171,24 +185,25 @@ def trainer(cwd, script, *flags, env):
 def test_a_run_with_upload_model_puts_its_agent_on_the_hub_where_expert_model_finds_it(tmp_path, hub):
     env = hub_env(os.environ, tmp_path, hub.url)
     (tmp_path / "guide.py").write_text("import numpy as np\n\ndef policy(obs):\n    return np.tanh(np.asarray(obs)[2:5])\n")
-    result = trainer(tmp_path, "camel_td3.py", "--llm-policy", "guide.py", "--run-name", "r", "--upload-model", "someone/my-hopper", *TINY, env=env)
+    result = trainer(tmp_path, "camel_plus_td3.py", "--llm-policy", "guide.py", "--run-name", "r", "--upload-model", "someone/my-hopper", *TINY,
+                     env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert f"uploaded to {hub.url}/someone/my-hopper" in result.stdout
     run = tmp_path / "runs" / "r"
     finished = json.loads((run / "finished.json").read_text())
     files = hub.files["someone/my-hopper"]
-    assert files["camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model"] == (run / "camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model").read_bytes()  # by its condition
+    assert files["camel_plus_td3.cleanrl_model"] == (run / "camel_plus_td3.cleanrl_model").read_bytes()  # named by its script
     card = files["README.md"].decode()
     assert front_matter(card)["model-index"][0]["results"][0]["metrics"][0]["value"] == round(finished["final_eval_return"], 2)
     assert finished["guide_file"]["sha256"] in card and f"{finished['final_eval_return']:.2f}" in card
-    assert ("- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up; 2 critic updates "
-            "per step") in card  # the default
+    assert finished["script"] == "camel_plus_td3.py" and finished["method"] == "CAMEL+"
+    assert f"- algorithm: CAMEL+, trained by `camel_plus_td3.py`\n- {CAMEL_PLUS}\n" in card
     assert json.loads(files["args.json"])["upload_model"] == "someone/my-hopper"
 
     # the card's "use it as an expert guide": a repo not named as CleanRL names its models is looked up
     result = trainer(tmp_path, "camel_td3.py", "--expert-model", "someone/my-hopper", "--run-name", "guided", "--no-save-model", *TINY, env=env)
     assert result.returncode == 0, result.stderr
-    assert ("GET", "camel_qbc_gwarm_noboot_cu2_ls100.cleanrl_model") in hub.downloads
+    assert ("GET", "camel_plus_td3.cleanrl_model") in hub.downloads
     assert not list((tmp_path / "runs" / "guided").glob("*.cleanrl_model"))  # --no-save-model
 
 
@@ -206,7 +221,7 @@ def test_a_failed_upload_at_the_end_of_a_run_keeps_the_run_and_gives_the_command
     assert line.startswith(f"error: the upload to {REPO_ID} failed (") and "500" in line
     assert line.endswith(f"the run and its model are saved in runs/r; retry without retraining: {retry}")
     run = tmp_path / "runs" / "r"
-    assert (run / "finished.json").exists() and (run / "sac_baseline_ls100.cleanrl_model").exists()
+    assert (run / "finished.json").exists() and (run / "sac.cleanrl_model").exists()
 
     hub = FakeHub()  # the Hub is back: the command the error gave uploads the run as it is
     try:
@@ -216,47 +231,42 @@ def test_a_failed_upload_at_the_end_of_a_run_keeps_the_run_and_gives_the_command
     finally:
         hub.close()
     assert again.returncode == 0, again.stderr
-    assert hub.files[REPO_ID]["sac_baseline_ls100.cleanrl_model"] == (run / "sac_baseline_ls100.cleanrl_model").read_bytes()
-    assert front_matter(hub.files[REPO_ID]["README.md"].decode())["model-index"][0]["name"] == "SAC"
+    assert hub.files[REPO_ID]["sac.cleanrl_model"] == (run / "sac.cleanrl_model").read_bytes()
+    card = hub.files[REPO_ID]["README.md"].decode()
+    assert front_matter(card)["model-index"][0]["name"] == "SAC" and "- algorithm: SAC, trained by `camel_sac.py`\n" in card
+    assert "Its actor is CleanRL's: it reads the observation only." in card
 
 
 def test_a_bad_upload_model_is_refused_before_training_with_exit_status_2(tmp_path):
     result = trainer(tmp_path, "camel_td3.py", "--upload-model", "not-a-repo-id", *TINY, env=hub_env(os.environ, tmp_path, refused_endpoint()))
     assert result.returncode == 2
     assert result.stderr.strip() == ("error: --upload-model not-a-repo-id is not a Hugging Face repo id; give owner/name, "
-                                     "e.g. you/Hopper-v4-camel_qbc_gwarm_noboot_cu2-seed1")  # fmt: skip
+                                     "e.g. you/Hopper-v4-camel_plus_td3-seed1")  # fmt: skip
     assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize(
-    "args, line",
-    [({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2},  # the default
-      ["- algorithm: CAMEL+: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up; 2 critic updates per step",
-       f"- {CAMEL_PLUS}"]),
-     ({"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 1, "paper": True},
-      ["- algorithm: the paper's CAMEL (no part of CAMEL+)"]),
-     ({"guide_bc_coef": 0.4, "warmup_actions": "uniform", "critic_updates_per_step": 1},
-      ["- algorithm: the paper's CAMEL + Q-filtered guide BC: beyond the paper, Q-filtered guide BC (coefficient 0.4)"]),
-     ({"guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 3},
-      ["- algorithm: the paper's CAMEL + 3 critic updates per step: beyond the paper, 3 critic updates per step"]),
-     # the default until the probe's confirmation, and a run saved before --critic-updates-per-step: TD3's one update
-     ({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 1},
-      ["- algorithm: CAMEL+ with 1 critic update per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up"]),
-     ({"guide_bc_coef": 0.4, "warmup_actions": "guide"},
-      ["- algorithm: CAMEL+ with 1 critic update per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide warm-up"]),
-     ({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 4},
-      ["- algorithm: CAMEL+ with 4 critic updates per step: beyond the paper, Q-filtered guide BC (coefficient 0.4); guide "
-       "warm-up; 4 critic updates per step"]),
-     # a run saved with --guide-bootstrap, the default until it left the trainer
-     ({"guide_bc_coef": 0.4, "guide_bootstrap": True, "warmup_actions": "guide", "critic_updates_per_step": 1},
-      ["- algorithm: CAMEL+ + guide bootstrap with 1 critic update per step: beyond the paper, Q-filtered guide BC "
-       "(coefficient 0.4); guide warm-up; guide bootstrap"]),
-     # a run saved before --guide-bootstrap had a flag (with the guide proposal's): guide BC kept the guide's actions,
-     # so its target bootstrapped
-     ({"guide_proposal": False, "guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2, "critic_layer_norm": True},
-      ["- algorithm: CAMEL+ + guide bootstrap + critic layer norm: beyond the paper, Q-filtered guide BC (coefficient 0.4); "
-       "guide warm-up; 2 critic updates per step; guide bootstrap; critic layer norm"]),
-     ({"autotune": True}, [])],
+    "finished, args, trainer, method",
+    [  # finished.json names the script and the method
+     ({"script": "camel_plus_td3.py", "method": "CAMEL+ w/o guide warm-up"}, {"llm_policy": "g.py", "warmup_actions": "uniform"},
+      "camel_plus_td3.py", "CAMEL+ w/o guide warm-up"),
+     ({"script": "camel_td3.py", "method": "the paper's CAMEL"}, {"llm_policy": "g.py"}, "camel_td3.py", "the paper's CAMEL"),
+     # a run from before it did: camel_td3.py ran CAMEL+ where one of its parts was on, the paper's CAMEL with all off
+     ({}, {"llm_policy": "g.py", "guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2}, "camel_td3.py", "CAMEL+"),
+     ({}, {"llm_policy": "g.py", "guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 1}, "camel_td3.py",
+      "CAMEL+ w/o two critic updates per step"),
+     ({}, {"llm_policy": "g.py", "guide_bc_coef": 0.0, "warmup_actions": "uniform", "critic_updates_per_step": 1, "paper": True},
+      "camel_td3.py", "the paper's CAMEL"),
+     ({}, {"llm_policy": None, "expert_model": None, "random_guide": False, "guide_bc_coef": 0.4}, "camel_td3.py", "TD3"),
+     ({}, {"llm_policy": "g.py"}, "camel_td3.py", "the paper's CAMEL"),  # from before CAMEL+
+     ({}, {"random_guide": True, "autotune": True}, "camel_sac.py", "CAMEL-SAC")],
 )  # fmt: skip
-def test_the_card_says_which_camel_plus_levers_the_run_used(args, line):
-    assert camel_plus_lines(args) == line
+def test_the_card_takes_the_trainer_and_the_method_from_finished_json_or_an_older_runs_arguments(finished, args, trainer, method):
+    assert trainer_and_method(args, finished) == (trainer, method)
+
+
+def test_the_card_says_what_camel_plus_is_and_only_for_camel_plus():
+    assert method_lines("camel_plus_td3.py", "CAMEL+ w/o guide BC") == ["- algorithm: CAMEL+ w/o guide BC, trained by `camel_plus_td3.py`",
+                                                                        f"- {CAMEL_PLUS}"]  # fmt: skip
+    assert method_lines("camel_td3.py", "the paper's CAMEL") == ["- algorithm: the paper's CAMEL, trained by `camel_td3.py`"]
+    assert method_lines("camel_sac.py", "SAC") == ["- algorithm: SAC, trained by `camel_sac.py`"]

@@ -479,14 +479,17 @@ def test_a_finished_run_keeps_its_model_and_says_how_to_evaluate_it(workdir):
     assert f"model saved to {model}" in result.stdout
     actor_state, _, _ = torch.load(workdir / model, weights_only=True)
     (command,) = [line.split("evaluate it:")[1].strip() for line in result.stdout.splitlines() if "evaluate it:" in line]
-    assert command == f"python {printed_path(REPO / 'evaluate_policy.py', workdir)} --env-id Hopper-v4 {model}"
+    # from the run's own evaluation start states (seed 1 + 100000, --eval-episodes 1)
+    assert command == f"python {printed_path(REPO / 'evaluate_policy.py', workdir)} --env-id Hopper-v4 {model} --seed 100001 --episodes 1"
 
-    # pasted where the user ran the trainer, it runs (here with one episode, no video and a JSON report, for speed)
-    pasted = command.replace("python ", f"{sys.executable} ", 1) + " --episodes 1 --no-video --json agent.json"
+    # pasted where the user ran the trainer, it runs (no video and a JSON report, for speed) and measures the return
+    # the run logged last
+    pasted = command.replace("python ", f"{sys.executable} ", 1) + " --no-video --json agent.json"
     evaluated = subprocess.run(["bash", "-c", pasted], cwd=workdir, capture_output=True, text=True, timeout=300)
     assert evaluated.returncode == 0, evaluated.stderr
     (agent,) = json.loads((workdir / "agent.json").read_text())["candidates"]
     assert agent["kind"] == "agent" and agent["error"] is None and len(agent["episodes"]) == 1
+    assert agent["mean_return"] == json.loads((workdir / "runs/r/finished.json").read_text())["final_eval_return"]
 
 
 def test_baseline_run_uses_cleanrls_actor_and_logs_no_masking(workdir):

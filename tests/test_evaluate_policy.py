@@ -1,7 +1,7 @@
 """Specification of evaluation (camel_utils/guide_eval.py, and evaluate_policy.py, its command line): episodes and their metrics,
 the child process and its timeout, the score and the ranking, videos, the JSON and Markdown reports, trained agents
 (.cleanrl_model) measured and ranked beside guides, and the command line's answers to mistakes. The judge of the
-videos is specified in test_camel_utils/judge.py."""
+videos is specified in test_camel_judge.py."""
 
 import dataclasses
 import json
@@ -225,18 +225,18 @@ def test_one_policy_that_fails_exits_1_with_its_reason(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def trained_agent(tmp_path_factory):
-    """A real small TD3 agent saved by `camel_td3.py --save-model` in CleanRL's format (300 steps: it acts, badly)."""
+    """A real small CAMEL+ agent (a masking-aware actor) saved by `camel_plus_td3.py` in CleanRL's format (300 steps: it
+    acts, badly), beside its run's finished.json."""
     tmp = tmp_path_factory.mktemp("agent")
-    run = subprocess.run([sys.executable, str(ROOT / "camel_td3.py"), "--env-id", "Hopper-v4", "--total-timesteps", "300",
-                          "--learning-starts", "100", "--save-model", "--checkpoint-frequency", "0", "--eval-episodes", "1",
+    run = subprocess.run([sys.executable, str(ROOT / "camel_plus_td3.py"), "--env-id", "Hopper-v4", "--llm-policy", str(ROOT / "policies/hopper.py"),
+                          "--total-timesteps", "300", "--learning-starts", "100", "--checkpoint-frequency", "0", "--eval-episodes", "2",
                           "--torch-threads", "1", "--run-name", "small"], cwd=tmp, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
-    (model,) = (tmp / "runs" / "small").glob("*.cleanrl_model")
-    return model
+    return tmp / "runs" / "small" / "camel_plus_td3.cleanrl_model"
 
 
 def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, trained_agent):
-    from camel_utils.guide import expert_policy, to_env_units
+    from camel_utils.agent import load_agent
 
     guide = write(tmp_path, "still", STILL)
     (tmp_path / "reports").mkdir()
@@ -245,22 +245,22 @@ def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, traine
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads((tmp_path / "reports" / "r.json").read_text())
     by_name = {c["name"]: c for c in report["candidates"]}
-    assert set(by_name) == {"still", "baseline_ls100"} and by_name["still"]["kind"] == "guide"
-    agent = by_name["baseline_ls100"]
+    assert set(by_name) == {"still", "camel_plus_td3"} and by_name["still"]["kind"] == "guide"
+    agent = by_name["camel_plus_td3"]
     assert agent["kind"] == "agent" and agent["error"] is None and [e["seed"] for e in agent["episodes"]] == [1, 2]
 
-    # the same numbers as the agent's deterministic actor run by hand, unmasked, from the same seeds
+    # the same numbers as the loaded agent (camel_utils/agent.py) run by hand, unmasked, from the same seeds
     env = gym.make("Hopper-v4", max_episode_steps=40)
-    act = expert_policy(str(trained_agent), env)
+    policy = load_agent(trained_agent)
     for episode, seed in zip(agent["episodes"], [1, 2]):
         obs, _ = env.reset(seed=seed)
         x_start, total, steps = env.unwrapped.data.qpos[0], 0.0, 0
         while True:
-            obs, reward, terminated, truncated, _ = env.step(to_env_units(act(obs), env.action_space))
-            total, steps = total + reward, steps + 1
+            obs, reward, terminated, truncated, _ = env.step(policy(obs))
+            total, steps = total + float(reward), steps + 1
             if terminated or truncated:
                 break
-        assert episode["return"] == pytest.approx(total) and episode["length"] == steps and episode["fell"] == terminated
+        assert episode["return"] == total and episode["length"] == steps and episode["fell"] == terminated
         assert episode["forward_distance"] == pytest.approx(env.unwrapped.data.qpos[0] - x_start)
     assert agent["score"] == pytest.approx(np.mean([e["forward_distance"] * e["length"] / 40 for e in agent["episodes"]]))
 
@@ -268,10 +268,22 @@ def test_an_agent_is_measured_like_a_guide_and_ranked_beside_it(tmp_path, traine
     markdown = (tmp_path / "reports" / "r.md").read_text()
     assert markdown.startswith("# Guide policies and trained agents for Hopper-v4")
     rows = [line for line in markdown.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
-    assert sorted(row.split("|")[2].strip().split("]")[0][1:] for row in rows) == ["baseline_ls100", "still"]
-    assert f"[baseline_ls100]({Path(os.path.relpath(trained_agent, tmp_path / 'reports')).as_posix()})" in markdown
-    assert "[mp4](../videos/baseline_ls100.mp4)" in markdown and (tmp_path / "videos" / "baseline_ls100.mp4").stat().st_size > 1000
-    assert "baseline_ls100" in run.stdout and "still" in run.stdout
+    assert sorted(row.split("|")[2].strip().split("]")[0][1:] for row in rows) == ["camel_plus_td3", "still"]
+    assert f"[camel_plus_td3]({Path(os.path.relpath(trained_agent, tmp_path / 'reports')).as_posix()})" in markdown
+    assert "[mp4](../videos/camel_plus_td3.mp4)" in markdown and (tmp_path / "videos" / "camel_plus_td3.mp4").stat().st_size > 1000
+    assert "camel_plus_td3" in run.stdout and "still" in run.stdout
+
+
+def test_an_agent_evaluated_from_its_runs_start_states_returns_what_the_run_logged(tmp_path, trained_agent):
+    """The run (seed 1, 2 evaluation episodes) evaluated on seeds 100001 and 100002; evaluate_policy.py measures with
+    the same arithmetic (camel_utils/agent.py), so from those seeds its return is the run's last one, exactly."""
+    finished = json.loads((trained_agent.parent / "finished.json").read_text())
+    run = run_cli("--env-id", "Hopper-v4", str(trained_agent), "--seed", "100001", "--episodes", "2", "--json", "r.json", "--video-dir", "videos",
+                  cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    (agent,) = json.loads((tmp_path / "r.json").read_text())["candidates"]
+    assert [e["seed"] for e in agent["episodes"]] == [100001, 100002]
+    assert agent["mean_return"] == finished["final_eval_return"]  # filmed: rendering leaves the episodes as they were
 
 
 def test_a_ranked_agent_is_never_advised_as_what_to_train_with():
@@ -301,11 +313,13 @@ def test_a_guide_that_makes_no_progress_is_not_advised_and_the_report_says_why()
 
 
 @pytest.mark.parametrize("case, message", [
-    ("another_env", "its actor takes 11 inputs and gives 3 actions, but Walker2d-v4 has 17 observations and 6 actions; was it trained on another env?"),
+    ("another_env", "its actor takes 17 inputs (observations of size 11 and 6 bounds) and gives 3 actions, but Walker2d-v4 has 17 "
+                    "observations and 6 actions; was it trained on another env?"),
     ("text", "not a CleanRL-format model"),
     ("not_cleanrl", "not a CleanRL-format model"),
 ])  # fmt: skip
 def test_a_model_file_that_is_not_a_cleanrl_agent_for_this_env_is_one_error_line(tmp_path, trained_agent, case, message):
+    """Even beside a guide that could run: the command names a file that cannot be what it asks for."""
     import torch
 
     model, env_id = tmp_path / f"{case}.cleanrl_model", "Hopper-v4"
@@ -315,7 +329,7 @@ def test_a_model_file_that_is_not_a_cleanrl_agent_for_this_env_is_one_error_line
         model.write_text("import numpy as np\n\ndef policy(obs):\n    return np.zeros(3)\n")  # a guide under a model's name
     else:
         torch.save({"actor": {"fc1.weight": torch.zeros(2, 2)}}, model)
-    run = run_cli("--env-id", env_id, str(model), "--video-dir", "videos", cwd=tmp_path)
+    run = run_cli("--env-id", env_id, write(tmp_path, "still", STILL), str(model), "--video-dir", "videos", cwd=tmp_path)
     lines = run.stderr.splitlines()
     assert run.returncode == 2 and run.stdout == "" and lines == [lines[0]] and lines[0].startswith(f"error: {model}: ")
     assert message in lines[0] and "Traceback" not in run.stderr and not (tmp_path / "videos").exists()

@@ -14,6 +14,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from camel_utils.agent import load_agent
 from camel_utils.guide import make_guide
 from camel_utils.conditions import is_hub_repo_id
 from camel_td3 import Actor, QNetwork
@@ -103,13 +104,30 @@ def test_expert_masking_trains_with_a_saved_cleanrl_model(tmp_path):
     assert masked_fraction(tmp_path / "runs" / "expert").max() > 0  # the expert's box confined early steps
 
 
+def test_expert_masking_guides_with_the_loaded_agents_action_in_normalised_units(tmp_path):
+    # Pendulum's torque lies in [-2, 2]: an actor whose normalised action is tanh(fc_mu.bias) = 0.5 acts with a torque
+    # of 1.0 (camel_utils/agent.py, as its run evaluated it), and expert masking reads it as 0.5
+    pendulum = gym.make("Pendulum-v1")
+    actor = Actor(pendulum, masking_aware=False)
+    with torch.no_grad():
+        for layer in (actor.fc1, actor.fc2, actor.fc_mu):
+            layer.weight.zero_()
+        actor.fc_mu.bias.fill_(float(np.arctanh(0.5)))
+    model = tmp_path / "pendulum.cleanrl_model"
+    torch.save((actor.state_dict(), QNetwork(pendulum).state_dict(), QNetwork(pendulum).state_dict()), model)
+    obs = pendulum.reset(seed=0)[0]
+    np.testing.assert_allclose(load_agent(model)(obs), [1.0], atol=1e-6)
+    np.testing.assert_allclose(make_guide(pendulum, expert_model=str(model))(obs), [0.5], atol=1e-6)
+
+
 def test_expert_trained_for_another_env_is_refused_with_one_error_line(tmp_path):
     model = save_cleanrl_model(tmp_path / "walker.cleanrl_model", "Walker2d-v4")  # 17 observations, 6 actions
     result = camel_td3(tmp_path, "--env-id", "Hopper-v4", "--expert-model", str(model), *TINY)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     assert len(error_lines(result)) == 1, result.stderr
-    assert "was it trained on another env?" in error_lines(result)[0]
+    assert error_lines(result)[0] == (f"error: --expert-model {model}: its actor takes 17 inputs and gives 6 actions, but "
+                                      "Hopper-v4 has 11 observations and 3 actions; was it trained on another env?")
 
 
 def test_expert_from_hub_repo_id_is_downloaded_through_huggingface_hub_and_cached(tmp_path):
