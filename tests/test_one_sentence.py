@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from camel_utils.conditions import CAMEL_PLUS
-from camel_utils.hub import camel_plus_lines
+from camel_utils.hub import method_lines
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,5 +30,5 @@ def test_help_says_the_sentence():
 
 
 def test_the_model_card_says_the_sentence_for_camel_plus():
-    lines = camel_plus_lines({"guide_bc_coef": 0.4, "warmup_actions": "guide", "critic_updates_per_step": 2})
-    assert f"- {CAMEL_PLUS}" in lines
+    assert f"- {CAMEL_PLUS}" in method_lines("camel_plus_td3.py", "CAMEL+")
+    assert f"- {CAMEL_PLUS}" not in method_lines("camel_td3.py", "the paper's CAMEL")
