@@ -4,23 +4,35 @@
     python plot.py runs/ --envs Ant-v4 --conditions baseline random camel --name ant --output-dir docs/results
     python plot.py runs/ --conditions baseline camel mine --label "mine=paper's CAMEL, my guide"
     python plot.py export runs/ --to docs/results/runs      # one small JSON file per finished run not yet exported
-    python plot.py docs/results/runs                        # every figure and table again, from those files alone
+    python plot.py docs/results/experiments/L100                   # a registered experiment, from its committed files alone
+    scripts/figures.sh                                      # every figure and table of docs/results.md again
 
-Plotting reads `eval/episodic_return` (camel_td3.py's unmasked evaluation; --tag for another scalar) of every run
-under the folders given, run folders with TensorBoard event files and exported run files alike, groups the runs by
-(env_id, condition = exp_name), and writes to --output-dir, named by --name:
+Plotting reads `eval/episodic_return` (the trainers' unmasked evaluation; --tag for another scalar) of every finished
+run under the folders given (--include-unfinished: runs under way too, with their curves so far), run folders with
+TensorBoard event files and exported run files alike, groups the runs by env, condition (exp_name) and guide file,
+and writes to --output-dir, named by --name:
   - {name}.png (for a README), {name}.svg and {name}.pdf (for a paper): one panel per env, one line per condition
     (the mean over seeds, with the range over seeds shaded: lowest to highest seed, as the legend's title says)
     against environment steps, each condition under its label and in its own colour in every figure, and a dashed
     line at each guide's own return where --guide-returns knows it;
-  - {name}.md (also printed): for each env, the return at --steps, each seed's final return, a test of the final
-    return against the baseline's, and two sample-efficiency measures against the baseline.
+  - {name}.md (also printed): the interval estimates of docs/preregistration.md (IQM and mean of the normalised
+    score with 95% CIs (--confidence), P(X > baseline) with its CI, per env and aggregated over envs:
+    camel_utils/results/intervals.py),
+    then for each env the return at --steps, each seed's final return, its difference from the baseline's (with a
+    permutation test's p under --permutation-test), and two sample-efficiency measures against the baseline;
+  - {name}_intervals.png and {name}_profile.png: rliable's interval estimates and performance profiles of the
+    conditions aggregated over the envs (those with runs in every env shown).
 
 Which runs: every condition found (a run under an --exp-name of your own too), or those --conditions
-names, in its order. Conditions are named by camel_utils/conditions.py: what guided the run, then the settings where it
-differs from today's defaults (camel_tuned_ls25k: CAMEL with the tuned guide, learning from 25k); their labels
-("paper's CAMEL, tuned guide, learning from 25k") come from there, a name it does not know stands for itself, and
---label NAME=TEXT names any condition (and its _no_ma_em and _ls{N}k variants).
+names, in its order. A condition is what a run's name says (camel_utils/conditions.py: today's trainers name a run
+after the script, camel_plus_td3; the committed runs keep their historical names, camel_tuned_ls25k); its label is its
+method's short name and its guide, named from the guide file the run recorded (finished.json's path and sha256:
+"LLM-written guide" only where the file's provenance says so, camel_utils/results/provenance.py), and --label
+NAME=TEXT names any condition (and its _no_ma_em and _ls{N}k variants). Runs of one name with guides of different
+kinds are shown as conditions of their own, the name and the guide's tag (camel_plus_td3@llm, camel_plus_td3@tuned);
+runs of one condition and env whose guide files differ under one label are refused, with one line naming the files
+and seeds (--seeds keeps one file's seeds, --label NAME@FILE=TEXT labels a file apart), as are runs that differ in an
+algorithm setting.
 
 Definitions
   - Alignment on steps: a run's value at step t is its most recent evaluation at or before t. A run whose last
@@ -30,8 +42,7 @@ Definitions
     condition's last step common to all its seeds). The table's default steps are 25%, 50%, 75% and 100% of L,
     each moved to the nearest evaluation step (the earlier one on a tie).
   - Spread: the range over seeds, [lowest, highest] of the seeds' values, in the tables and shaded in the figures.
-    It describes the seeds and claims no confidence: with 3 or 5 seeds a percentile bootstrap "95% interval" of the
-    mean is little more than this range (with 3 seeds exactly it), so none is computed.
+    It describes the seeds and claims no confidence (the interval estimates are the confidence intervals).
   - Which baseline: a condition is compared only with baseline runs at its training settings (runs.TRAINING_SETTINGS:
     --learning-starts, --total-timesteps, learning rates, ...; each setting that both logged must agree). That is
     --baseline when it matches; else another condition of the same kind in the data that does (baseline_ls25k for
@@ -50,9 +61,12 @@ Definitions
     return curve by the trapezoid rule, divided by t_k - t_0: its return averaged over training (its return at t_0
     when t_k = t_0). A condition's value is the mean over its seeds, which is the same average of its mean curve,
     with the range over seeds.
+  - Interval estimates: camel_utils/results/intervals.py (rliable's stratified bootstrap, --bootstrap-resamples,
+    --seed), of each run's score at its env's final step (the table's last step); a condition's P(X > Y) is against
+    the baseline run at its training settings, as in the env tables.
   - Final return against the baseline's: the difference of the means over seeds of the return at the table's last
-    step, and the two-sided p-value of a permutation test (SciPy's permutation_test): over all the ways to split
-    the two conditions' pooled seeds into groups of their sizes (equal or not), twice the smaller of the shares
+    step, and with --permutation-test the two-sided p-value of a permutation test (SciPy's permutation_test): over
+    all the ways to split the two conditions' pooled seeds into groups of their sizes (equal or not), twice the smaller of the shares
     whose difference of means is at least, and at most, the one observed (at most 1). It is exact up to 100,000
     splits (9 seeds against 9) and above that uses 100,000 random splits (generator seeded by --seed). It assumes
     nothing about the returns' distribution, and its smallest possible value is set by the seeds: 2 / C(n + m, n)
@@ -70,8 +84,8 @@ charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at 
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.
 
-The work is done in camel_utils/results/ (runs.py reads runs, export.py writes them, stats.py computes, tables.py and
-figures.py write the outputs); this file is the command line.
+The work is done in camel_utils/results/ (runs.py reads runs, provenance.py names their guides, export.py writes them,
+stats.py and intervals.py compute, tables.py and figures.py write the outputs); this file is the command line.
 """
 
 import os
@@ -86,14 +100,17 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import tyro
 
 from camel_utils.conditions import condition_label, order_key
+from camel_utils.results import intervals
 from camel_utils.results.export import export_runs, listing, plural
-from camel_utils.results.figures import draw_figure
+from camel_utils.results.figures import condition_of, draw_figure, draw_interval_figures
 from camel_utils.results.guides import other_guides, read_guide_returns
-from camel_utils.results.runs import exported_runs, load_runs, mixed_settings
-from camel_utils.results.tables import format_steps, results_markdown, run_list, summary_markdown
+from camel_utils.results.provenance import guide_kind
+from camel_utils.results.runs import exported_runs, guide_key, load_runs, mixed_settings
+from camel_utils.results.tables import format_steps, interval_markdown, results_markdown, run_list, summary_markdown
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
+DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
 
 
 def hint(default):
@@ -112,11 +129,12 @@ class Args:
     output_dir: str = "plots"
     """where the figure and the table are written"""
     name: str = "results"
-    """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md"""
+    """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md, and {name}_intervals.png and {name}_profile.png"""
     conditions: Annotated[tuple[str, ...], hint("every condition found, the baseline first")] = ()
     """conditions to show, in this order"""
     label: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
-    """NAME=TEXT: show condition NAME as TEXT (and NAME_no_ma_em, NAME_ls25k as TEXT w/o MA EM, TEXT, learning from 25k)"""
+    """NAME=TEXT: show condition NAME as TEXT (and NAME_no_ma_em, NAME_ls25k as TEXT w/o MA EM, TEXT, learning from 25k);
+    NAME@FILE=TEXT: only NAME's runs with that guide file (its path as the run recorded it, or the start of its sha256), so that two guides of one name are told apart"""
     seeds: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
     """NAME=SEEDS: only these seeds of condition NAME (e.g. camel_tuned_qbc_gwarm=6-10, or 1,3,5),
     as when a method chosen on some seeds is confirmed on others; repeatable, one per condition"""
@@ -127,12 +145,20 @@ class Args:
     guide_returns: Optional[str] = DEFAULT_GUIDE_RETURNS
     """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel_tuned's for camel_tuned_ls25k, camel_tuned_no_ma_em, sac_camel_tuned);
     an entry {"return": R, "guide": FILE} is drawn only for runs that logged that --llm-policy file (camel_utils/results/guides.py)"""
-    baseline: str = "baseline"
-    """the condition the permutation test and the sample-efficiency measures compare against; a condition run at other training settings is compared with the baseline's run at its settings where there is one (baseline_ls25k for camel_tuned_ls25k)"""
+    baseline: Annotated[str, hint("baseline if found, else td3, sac_baseline or sac")] = ""
+    """the condition P(X > baseline), the difference of final returns and the sample-efficiency measures compare against; a condition run at other training settings is compared with the baseline's run at its settings where there is one (baseline_ls25k for camel_tuned_ls25k)"""
     tag: str = "eval/episodic_return"
     """the TensorBoard scalar to plot"""
-    seed: int = 0
-    """seed of the random generator of a sampled permutation test (more than 100,000 splits)"""
+    seed: int = intervals.SEED
+    """seed of the stratified bootstrap (and of a sampled permutation test, more than 100,000 splits)"""
+    bootstrap_resamples: int = intervals.RESAMPLES
+    """resamples of the stratified bootstrap behind every CI (docs/preregistration.md: 50,000; fewer is faster and rougher)"""
+    confidence: float = intervals.CONFIDENCE
+    """coverage of every CI (docs/preregistration.md: 0.95; 0.983 for an entry's three primary comparisons)"""
+    permutation_test: bool = False
+    """also give the two-sided p of a permutation test of each condition's final return against the baseline's (beside the difference of the means)"""
+    include_unfinished: bool = False
+    """also show runs under way (no finished.json; exported with "finished": null), with their curves so far"""
     summary: bool = False
     """also put one table of every env's final return at the head of {name}.md,
     a row per condition and a column per env, with the difference from the baseline (a question asked of several envs at once)"""
@@ -152,7 +178,8 @@ class ExportArgs:
 
 
 def parse_labels(flags):
-    """{condition: text} from --label NAME=TEXT flags; ValueError naming the flag that is not NAME=TEXT."""
+    """{condition: text} from --label NAME=TEXT flags (NAME may be NAME@FILE: the runs of NAME with that guide file);
+    ValueError naming the flag that is not NAME=TEXT."""
     labels = {}
     for flag in flags:
         name, sep, text = flag.partition("=")
@@ -188,12 +215,79 @@ def ordered_envs(found, chosen):
     return sorted(found, key=lambda e: (PAPER_ENVS.index(e) if e in PAPER_ENVS else len(PAPER_ENVS), e))
 
 
+GUIDE_TAG_ORDER = ("none", "llm", "tuned")  # one name's conditions: without a guide, the LLM-written one, tuned, then by tag
+
+
 def ordered_conditions(found, chosen, baseline):
     """The chosen conditions that were found, in the chosen order; by default all found, the baseline first, then
-    in camel_utils.conditions' order."""
+    in camel_utils.conditions' order (one name's guides as GUIDE_TAG_ORDER)."""
     if chosen:
         return [c for c in chosen if c in found]
-    return sorted(found, key=lambda c: (c != baseline, order_key(c), c))
+
+    def key(series):
+        tag = series.partition("@")[2]
+        return (series != baseline, order_key(condition_of(series)), tag != "",
+                GUIDE_TAG_ORDER.index(tag) if tag in GUIDE_TAG_ORDER else len(GUIDE_TAG_ORDER), series)  # fmt: skip
+
+    return sorted(found, key=key)
+
+
+def resolve_name(name, found):
+    """The conditions a name given on the command line means: itself, or each condition of that run name
+    (camel_plus_td3@llm and camel_plus_td3@tuned for camel_plus_td3)."""
+    if name in found:
+        return [name]
+    return ordered_conditions([c for c in found if condition_of(c) == name], (), None)
+
+
+def names_file(given, guide):
+    """Whether a --label's GUIDE (a path, or the start of a sha256) names the guide file a run recorded."""
+    if os.path.normpath(given) == os.path.normpath(guide.path):
+        return True
+    return len(given) >= 6 and guide.sha256 is not None and guide.sha256.startswith(given.lower())
+
+
+def name_series(runs, custom_labels):
+    """([(condition, run)], {condition: label}): each run under its run name (exp_name) and a label that names its
+    method and its guide (from the guide file the run recorded: camel_utils/results/provenance.py), or its --label.
+    Where one name's runs carry more than one label (one method with two kinds of guide, or two files labelled
+    apart with NAME@FILE=TEXT), each label is a condition of its own, the name and the guide's tag: camel_plus_td3@llm
+    and camel_plus_td3@tuned, never averaged together."""
+    by_name = {key: text for key, text in custom_labels.items() if "@" not in key}
+    by_file = {tuple(key.split("@", 1)): text for key, text in custom_labels.items() if "@" in key}
+    described = []
+    for run in runs:
+        kind = guide_kind(run.guide) if run.guide else None
+        text = next((text for (name, given), text in by_file.items()
+                     if name == run.condition and run.guide is not None and names_file(given, run.guide)), None)  # fmt: skip
+        text = text or condition_label(run.condition, by_name, guide=kind.label if kind else None)
+        described.append((run, text, kind.tag if kind else "none"))
+    tags = {}  # {run name: {label: tag}}
+    for run, text, tag in described:
+        tags.setdefault(run.condition, {}).setdefault(text, tag)
+    condition_of_label, labels = {}, {}
+    for name, by_label in tags.items():
+        if len(by_label) == 1:
+            condition_of_label[(name, *by_label)] = name
+            labels[name] = next(iter(by_label))
+            continue
+        for text, tag in by_label.items():
+            condition, number = f"{name}@{tag}", 2
+            while condition in labels:  # two labels of one kind of guide (--label NAME@FILE=TEXT)
+                condition, number = f"{name}@{tag}{number}", number + 1
+            condition_of_label[(name, text)] = condition
+            labels[condition] = text
+    return [(condition_of_label[(run.condition, text)], run) for run, text, _ in described], labels
+
+
+def guide_files_of(runs):
+    """One entry per guide file among the runs, 'PATH (sha256 ABCDEF12, seed 1 2)', sorted by path."""
+    files = {}
+    for run in sorted(runs, key=lambda r: r.seed):
+        if run.guide is not None:
+            files.setdefault(guide_key(run.guide), (run.guide, []))[1].append(str(run.seed))
+    return sorted(f"{guide.path} (sha256 {(guide.sha256 or 'not recorded')[:8]}, seed {' '.join(seeds)})"
+                  for guide, seeds in files.values())  # fmt: skip
 
 
 def found_report(groups, envs, conditions, label, baseline):
@@ -208,8 +302,10 @@ def found_report(groups, envs, conditions, label, baseline):
                 missing.append(f"{env_id} {condition}: no runs")
                 continue
             lengths = sorted({format_steps(int(run.steps[-1])) for run in runs})
+            files = sorted({run.guide.path for run in runs if run.guide is not None})
             lines.append(f"  {env_id:<14} {condition:<16} seeds {' '.join(str(r.seed) for r in runs):<12} "
-                         f"evaluated to {', '.join(lengths)} steps  ({label(condition)})")  # fmt: skip
+                         f"evaluated to {', '.join(lengths)} steps  ({label(condition)}"
+                         + (f"; guide {', '.join(files)}" if files else "") + ")")  # fmt: skip
             absent = sorted(set(all_seeds) - {run.seed for run in runs})
             if absent:
                 missing.append(f"{env_id} {condition}: seed {' '.join(map(str, absent))} (other conditions have it)")
@@ -236,6 +332,11 @@ def main(args):
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if args.bootstrap_resamples < 1 or not 0 < args.confidence < 1:
+        print(f"error: --bootstrap-resamples {args.bootstrap_resamples} --confidence {args.confidence}: expected at least 1 resample "
+              "and a coverage between 0 and 1 (0.95)", file=sys.stderr)  # fmt: skip
+        return 1
+    bootstrap = intervals.Bootstrap(args.bootstrap_resamples, args.seed, args.confidence)
 
     # ---- Find the runs, and say in one line each what was passed over
     found = load_runs(args.runs_dirs, args.tag)
@@ -251,33 +352,66 @@ def main(args):
         done = sum(finished for _, finished in found.empty)
         print(f"note: skipped {plural(len(found.empty), 'run')} with no {args.tag} yet ({len(found.empty) - done} not finished, "
               f"{done} finished; a failed start says why in its log.txt): {listing([p for p, _ in found.empty])}")  # fmt: skip
-    if not found.runs:
-        print(f"error: no runs with {args.tag} under {where}; nothing to plot", file=sys.stderr)
+    unfinished = [run.path for run in found.runs if not run.finished]
+    if unfinished and not args.include_unfinished:
+        print(f"note: left out {plural(len(unfinished), 'run')} not finished (no finished.json; exported with \"finished\": null): "
+              f"{listing(unfinished)}; --include-unfinished shows them")  # fmt: skip
+    shown_runs = [run for run in found.runs if run.finished or args.include_unfinished]
+    if not shown_runs:
+        under_way = f" ({plural(len(unfinished), 'run')} under way: --include-unfinished)" if unfinished else ""
+        print(f"error: no runs with {args.tag} under {where}{under_way}; nothing to plot", file=sys.stderr)
         return 1
-    groups = {}  # every run found: the shown conditions, and any other a condition may be compared with
-    for run in found.runs:
-        if run.condition not in chosen_seeds or run.seed in chosen_seeds[run.condition]:
-            groups.setdefault((run.env_id, run.condition), []).append(run)
     for condition, seeds in chosen_seeds.items():
-        left_out = sorted({run.seed for run in found.runs if run.condition == condition} - seeds)
+        left_out = sorted({run.seed for run in shown_runs if run.condition == condition} - seeds)
         print(f"note: '{condition}': only seeds {' '.join(map(str, sorted(seeds)))} (--seeds)"
               + (f"; left out seed {' '.join(map(str, left_out))}" if left_out else ""))  # fmt: skip
+    shown_runs = [run for run in shown_runs if run.condition not in chosen_seeds or run.seed in chosen_seeds[run.condition]]
+    # one condition per name, or per name and guide where one name's runs had guides of more than one kind
+    named, labels = name_series(shown_runs, custom_labels)
+    groups = {}  # every run found: the shown conditions, and any other a condition may be compared with
+    for series, run in named:
+        groups.setdefault((run.env_id, series), []).append(run)
 
-    # ---- Choose the envs and conditions to show, refuse a mix of settings under one name, say what is there
-    found_conditions = {condition for _, condition in groups}
-    conditions = ordered_conditions(found_conditions, args.conditions, args.baseline)
+    # ---- Choose the envs and conditions to show, refuse a mix of settings or guide files under one name, say what is there
+    found_conditions = {series for _, series in groups}
+    found_baselines = [name for name in DEFAULT_BASELINES if resolve_name(name, found_conditions)]
+    baseline_name = args.baseline or (found_baselines + [DEFAULT_BASELINES[0]])[0]
+    baseline = resolve_name(baseline_name, found_conditions)
+    if len(baseline) > 1:
+        print(f"error: --baseline {baseline_name}: its runs had guides of different kinds: {', '.join(baseline)}; name one of them",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    baseline = baseline[0] if baseline else baseline_name
+    chosen = [series for name in args.conditions for series in resolve_name(name, found_conditions)]
+    conditions = list(dict.fromkeys(chosen)) if args.conditions else ordered_conditions(found_conditions, (), baseline)
     if not conditions:
         print(f"error: no runs of the chosen conditions under {where} (found: {', '.join(sorted(found_conditions))})", file=sys.stderr)
         return 1
-    for missing_name in [c for c in args.conditions if c not in found_conditions]:
+    for missing_name in [c for c in args.conditions if not resolve_name(c, found_conditions)]:
         print(f"note: no runs of condition '{missing_name}' under {where}")
     for (env_id, condition), group in groups.items():
+        if condition not in conditions and condition != baseline:
+            continue
         mixed = mixed_settings(group)
-        if condition in conditions and mixed:  # averaging over them would mix two experiments under one name
+        if mixed:  # averaging over them would mix two experiments under one name
             print(f"error: the {env_id} runs of '{condition}' were run with different settings: {'; '.join(mixed)}. "
-                  f"Give each setting its own condition name (the sweep's VARIANT), keep one setting's seeds with --seeds {condition}=A-B, "
-                  "or plot the folders apart", file=sys.stderr)  # fmt: skip
+                  "Give each setting its own condition name (the sweep's VARIANT), keep one setting's seeds with "
+                  f"--seeds {condition_of(condition)}=A-B, or plot the folders apart", file=sys.stderr)  # fmt: skip
             return 1
+        files = guide_files_of(group)
+        if len(files) > 1:  # two guides under one label: neither averaged together nor one kept
+            print(f"error: the {env_id} runs of '{condition}' ({labels[condition]}) ran with different guide files: "
+                  f"{', '.join(files)}. Keep one file's seeds with --seeds {condition_of(condition)}=A-B, label each file apart "
+                  f"with --label '{condition_of(condition)}@FILE=TEXT', or plot the folders apart", file=sys.stderr)  # fmt: skip
+            return 1
+    shared = {}
+    for condition in conditions:
+        shared.setdefault(labels[condition], []).append(condition)
+    for text, same in shared.items():  # one method under two names (the committed runs' and today's): told apart by name
+        if len(same) > 1:
+            labels.update({condition: f"{text} ({condition})" for condition in same})
+            print(f"note: {' and '.join(same)} share the label '{text}': each is shown with its name after it "
+                  "(--label NAME=TEXT to choose)")  # fmt: skip
     found_envs = {env for env, c in groups if c in conditions}
     for missing_name in [e for e in args.envs if e not in found_envs]:
         print(f"note: no runs of env '{missing_name}' under {where}")
@@ -288,9 +422,9 @@ def main(args):
         return 1
 
     def label(condition):
-        return condition_label(condition, custom_labels)
+        return labels.get(condition) or condition_label(condition, custom_labels)
 
-    report, missing = found_report(groups, envs, conditions, label, args.baseline)
+    report, missing = found_report(groups, envs, conditions, label, baseline)
     print(f"found {sum(len(groups.get((e, c), [])) for e in envs for c in conditions)} runs in {where}:")
     print("\n".join(report))
     if missing:
@@ -301,20 +435,28 @@ def main(args):
     for note in notes:
         print(f"note: {note}")
 
-    # ---- The figure, and the table with the comparisons and the sample-efficiency measures
+    # ---- The interval estimates, the figure, and the table with the comparisons and the sample-efficiency measures
     os.makedirs(args.output_dir, exist_ok=True)
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
     draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, skip_guides)
-    markdown = results_markdown(groups, envs, conditions, label, guides, args.baseline, args.tag, args.steps, args.seed, skip_guides)
-    if args.summary:  # after the table's first line, which says what the numbers are
-        head, rest = markdown.split("\n", 1)
-        markdown = head + "\n\n" + summary_markdown(groups, envs, conditions, label, args.baseline, args.steps, args.seed) + rest
+    estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap)
+    markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, skip_guides,
+                                args.permutation_test)  # fmt: skip
+    head, rest = markdown.split("\n", 1)  # after the table's first line, which says what the numbers are
+    if args.summary:
+        rest = "\n" + summary_markdown(groups, envs, conditions, label, baseline, args.steps, args.seed, args.permutation_test) + rest
+    markdown = head + "\n\n" + estimates + rest
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
     with open(table_path, "w") as f:
         f.write(markdown)
+    written = figure_paths + [table_path]
+    if aggregates:
+        interval_paths = [os.path.join(args.output_dir, f"{args.name}_intervals.png")]
+        profile_paths = [os.path.join(args.output_dir, f"{args.name}_profile.png")]
+        written += draw_interval_figures(aggregates, label, interval_paths, profile_paths, bootstrap)
     print()
     print(markdown)
-    print(f"wrote {', '.join(figure_paths)} and {table_path}")
+    print(f"wrote {', '.join(written[:-1])} and {written[-1]}")
     return 0
 
 

@@ -1,26 +1,23 @@
-"""Condition names, in one place: what a run's name says, and what figures and tables call it.
+"""Condition names, in one place: what a run's name says, and the short name figures and tables give its method.
 
-A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). It says what guided the run,
-then the settings where the run differs from the paper's CAMEL (camel_td3.py --paper, which scripts/sweep.py passes to
-every run; camel_td3.py's own default is CAMEL+, camel_qbc_gwarm_noboot_cu2 here):
+A run's condition is its --exp-name (its folder is {env_id}__{condition}__{seed}). Today's trainers name a run after
+the script that made it, as CleanRL does (default_exp_name): td3 and camel_td3 (camel_td3.py without and with a
+guide: TD3 and the paper's CAMEL), camel_plus_td3 (CAMEL+), sac and camel_sac (camel_sac.py). The name says the
+method, not the guide: a run records its guide file and that file's sha256 (finished.json's guide_file), and figures
+name the guide from that record (camel_utils/results/provenance.py), so that one method with two guides is two lines.
+
+The committed runs of docs/results/runs/*.json keep their historical names, which said the guide and then the
+settings where a run differed from the paper's CAMEL:
 
     [sac_]{guide}[_{variant}][_ls{N}k][_no_ma_em]
 
-  sac_       trained by camel_sac.py (the sweep's TRAINER=sac); without it, camel_td3.py
-  guide      baseline      no guide: TD3 (or SAC)
-             camel         CAMEL with the default guide policies/{env}.py, written by a language model
-             camel_oneanswer  CAMEL with the best one-answer LLM candidate where the default guide is a refined
-                           one (Hopper-v4: policies/llm/Hopper-v4/round1_candidate4.py)
-             camel_tuned   CAMEL with the hand-written, reward-tuned guide policies/tuned/{env}.py
-             expert        expert masking (--expert-model)
-             random        random masking (--random-guide)
-             standstill, lean, ...   CAMEL with a guide file of that name (policies/poor/{env}_{name}.py)
-  _{variant} the sweep's VARIANT: flags that change the algorithm; the CAMEL+ levers of camel_td3.py have names
-             (VARIANT_LABELS), joined by _ in the order the flags are listed there: qbc_gwarm_noboot_cu2 (CAMEL+),
-             qbc_gwarm_noboot (CAMEL+ with 1 critic update per step, the default until the probe's confirmation);
-             the committed runs also hold qbc_gwarm (with the guide bootstrap, which has left the trainer),
-             prop_gwarm and qbc_gwarm_noboot_ln (the sweep passes a VARIANT made of the levers in the trainer with
-             their flags)
+  sac_       trained by camel_sac.py; without it, camel_td3.py
+  guide      baseline (no guide: TD3), camel (the LLM-written guide policies/{env}.py), camel_oneanswer (the best
+             one-answer LLM candidate), camel_tuned (policies/tuned/), standstill and lean (policies/poor/),
+             expert (expert masking), random (random masking)
+  _{variant} the CAMEL+ levers of then (VARIANT_LABELS): qbc_gwarm_noboot_cu2 is CAMEL+, qbc_gwarm_noboot CAMEL+ with
+             1 critic update per step; the others hold levers that have left the trainer (SHORT_LABELS names them
+             after the commit they were last made with; docs/design.md says what each was)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
   _no_ma_em  the paper's control: the same guide without the masking-aware actor and epsilon masking
 
@@ -37,25 +34,12 @@ SAC = "sac_"  # runs of camel_sac.py
 DEFAULT_LEARNING_STARTS = 5000  # camel_td3.py's and camel_sac.py's --learning-starts; other values are in the name
 LEARNING_STARTS = re.compile(r"(.+)_ls(\d+)(k?)")  # {condition}_ls{N}k: learned from N thousand steps
 
-# What each guide is called in every figure and table, in the order figures list them.
-PAPER = "paper's CAMEL"  # the method of the paper, as every label names it (CAMEL+ is camel_td3.py's default)
-GUIDE_LABELS = {
-    "baseline": "TD3",
-    "expert": "Expert masking",
-    "random": "Random masking",
-    "camel": "paper's CAMEL, LLM-written guide",
-    "camel_oneanswer": "paper's CAMEL, LLM-written guide (one answer)",
-    "camel_tuned": "paper's CAMEL, tuned guide",
-    "standstill": "paper's CAMEL, poor guide (stands still)",
-    "lean": "paper's CAMEL, poor guide (leans and falls)",
-}
 SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
-# The CAMEL+ levers of camel_td3.py (docs/design.md), by their part of a variant's name: the flags and the label.
-# Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer kept its
-# actions), so in the committed runs' names qbc brings the guide bootstrap and only qbc_..._noboot is guide BC without
-# it: the names keep their meaning. The guide bootstrap has left camel_td3.py (last at commit 4b0bd79), as have
-# prop and bc (last at commit 6abd027) and ln (RETIRED_LEVERS): their runs keep their labels, and a sweep can no longer
-# run them.
+# The CAMEL+ levers of the historical names (docs/design.md), by their part of a variant's name: the flags and what
+# the part means. Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer
+# kept its actions), so in the committed runs' names qbc brings the guide bootstrap and only qbc_..._noboot is guide BC
+# without it: the names keep their meaning. The guide bootstrap has left the trainers (last at commit 4b0bd79), as have
+# prop and bc (last at commit 6abd027) and ln (RETIRED_LEVERS): a sweep can no longer run them.
 VARIANT_LABELS = {
     "prop": (None, "guide proposal"),
     "bc": (None, "guide BC + guide bootstrap"),
@@ -71,6 +55,7 @@ VARIANT_LABELS = {
 BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
 SCREEN_LEVERS_LAST_COMMIT = "6abd027"  # ... with the CAMEL+ screen's levers that lost or only watched (prop, bc, ...)
 LAYER_NORM_LAST_COMMIT = "95415d5"  # ... with --critic-layer-norm (the probe's screen)
+UNMASKED_GAIN_LAST_COMMIT = "b17fd5c"  # ... with the flags that let the unmasked actor gain while masking is on
 # the last commit of camel_td3.py with each retired lever but the guide bootstrap (which qbc and boot bring)
 RETIRED_LEVERS = {"prop": SCREEN_LEVERS_LAST_COMMIT, "bc": SCREEN_LEVERS_LAST_COMMIT, "ln": LAYER_NORM_LAST_COMMIT}
 
@@ -138,13 +123,71 @@ def format_steps(step):
     return str(step)
 
 
-def without_settings(condition):
-    """The condition at today's defaults and with MA EM: camel_tuned for camel_tuned_ls25k_no_ma_em."""
-    return split(condition)[0]
+# ---- What figures and tables call a method: one short name per method -------------------------------------------
+PAPER = "paper's CAMEL"  # the method of the paper, as every label names it
+# Each method's short name: today's trainers' names first, then the committed runs' historical names, written with the
+# LLM-written guide's part (camel_...): the same method with another guide (camel_tuned_qbc_gwarm, lean_qbc_gwarm) has
+# the same short name, and figures add the guide, named from the run's guide file. No name here names a lever that has
+# left the trainers: a method that held one is called after the method it varied and the commit it was last made with
+# (docs/design.md says what each variant was).
+SHORT_LABELS = {
+    "td3": "TD3",
+    "camel_td3": PAPER,
+    "camel_plus_td3": "CAMEL+",
+    "sac": "SAC",
+    "camel_sac": "CAMEL-SAC",
+    # the committed runs' names
+    "baseline": "TD3",
+    "expert": "Expert masking",
+    "random": "Random masking",
+    "camel": PAPER,
+    "camel_qbc_gwarm_noboot_cu2": "CAMEL+",
+    "camel_qbc_gwarm_noboot": "CAMEL+ (1 critic update)",  # the default until the probe's confirmation
+    "camel_qbc_gwarm": f"CAMEL+ (early version, commit {BOOTSTRAP_LAST_COMMIT})",  # the default until the ablation
+    "camel_boot_gwarm": f"CAMEL+ (early version, commit {BOOTSTRAP_LAST_COMMIT}) w/o guide BC",  # the ablation's cells
+    "camel_qbc": f"CAMEL+ (early version, commit {BOOTSTRAP_LAST_COMMIT}) w/o guide warm-up",
+    "camel_qbc_gwarm_cu2_ln": f"CAMEL+ (early version, commit {BOOTSTRAP_LAST_COMMIT}), probe variant",  # before the probe
+    "camel_qbc_gwarm_noboot_ln": f"CAMEL+ (1 critic update), probe variant (commit {LAYER_NORM_LAST_COMMIT})",
+    "camel_qbc_gwarm_noboot_cu2_ln": f"CAMEL+, probe variant (commit {LAYER_NORM_LAST_COMMIT})",
+    "camel_prop_gwarm": f"CAMEL+ screen, variant A (commit {SCREEN_LEVERS_LAST_COMMIT})",  # the screen that chose qbc_gwarm
+    "camel_bc_gwarm": f"CAMEL+ screen, variant B (commit {SCREEN_LEVERS_LAST_COMMIT})",
+    "camel_fullactor": f"{PAPER}, unmasked-gain variant A (commit {UNMASKED_GAIN_LAST_COMMIT})",
+    "camel_fulltarget": f"{PAPER}, unmasked-gain variant B (commit {UNMASKED_GAIN_LAST_COMMIT})",
+    "camel_distill": f"{PAPER}, unmasked-gain variant C (commit {UNMASKED_GAIN_LAST_COMMIT})",
+}
+# The guide part of the historical names, in the order figures list them, and the guide each one names: the label of
+# a run that recorded no guide file (figures name a recorded file's guide from its provenance instead, and keep a
+# name's own qualifier, "one answer", where the file is the kind of guide the name says).
+HISTORICAL_GUIDES = {
+    "baseline": None,
+    "expert": None,
+    "random": None,
+    "camel": "LLM-written guide",
+    "camel_oneanswer": "LLM-written guide (one answer)",
+    "camel_tuned": "hand-written guide (tuned)",
+    "standstill": "hand-written poor guide (standstill)",
+    "lean": "hand-written poor guide (lean)",
+}
+# today's names, and the historical guide part beside which figures list them (their guide comes from their file)
+TODAYS_GUIDES = {"td3": "baseline", "sac": "baseline", "camel_td3": "camel", "camel_plus_td3": "camel", "camel_sac": "camel"}
+
+
+def guide_and_method(stem):
+    """(the guide part, the SHORT_LABELS name of the method) of a name without its settings, sac_ removed:
+    ("camel_tuned", "camel_qbc_gwarm") for camel_tuned_qbc_gwarm, ("camel", "camel_plus_td3") for camel_plus_td3;
+    (stem, None) for a name of the user's own."""
+    if stem in TODAYS_GUIDES:
+        return TODAYS_GUIDES[stem], stem
+    for guide in sorted(HISTORICAL_GUIDES, key=len, reverse=True):
+        if stem == guide or stem.startswith(guide + "_"):
+            method = "camel" + stem[len(guide) :] if HISTORICAL_GUIDES[guide] else stem
+            if method in SHORT_LABELS:
+                return guide, method
+    return stem, None
 
 
 def on_sac(label):
-    """A TD3 label for the same condition trained by camel_sac.py."""
+    """A TD3 method's short name for the same method trained by camel_sac.py."""
     if label == "TD3":
         return "SAC"
     if label.startswith(PAPER):
@@ -152,10 +195,29 @@ def on_sac(label):
     return f"{label} (SAC)"
 
 
-def condition_label(condition, custom=None):
-    """The condition's name in figures and tables: its --label (custom) if given, else built from its parts:
-    the guide's label, "w/o MA EM" for a _no_ma_em control and "learning from 25k" for _ls25k. A name that is
-    not a guide's (an --exp-name of the user's own) stands for itself."""
+def method_label(condition):
+    """The short name of a condition's method, without its guide and settings: "CAMEL+" for camel_plus_td3 and for
+    camel_tuned_qbc_gwarm_noboot_cu2_ls25k; a name of the user's own stands for itself."""
+    stem = split(condition)[0]
+    sac = stem.startswith(SAC)
+    method = guide_and_method(stem[len(SAC) :] if sac else stem)[1]
+    if method is None:
+        return stem
+    return on_sac(SHORT_LABELS[method]) if sac else SHORT_LABELS[method]
+
+
+def name_guide(condition):
+    """The guide a historical name says (HISTORICAL_GUIDES), or None (today's names say none)."""
+    stem = split(condition)[0]
+    stem = stem[len(SAC) :] if stem.startswith(SAC) else stem
+    return None if stem in TODAYS_GUIDES else HISTORICAL_GUIDES.get(guide_and_method(stem)[0])
+
+
+def condition_label(condition, custom=None, guide=None):
+    """The condition's name in figures and tables: its --label (custom) if given, else its method's short name and
+    the guide: `guide` (the label of the guide file its runs recorded, camel_utils/results/provenance.py) or, for a
+    run that recorded none, the guide its historical name says; then "w/o MA EM" for a _no_ma_em control and
+    "learning from 25k" for _ls25k. A name of the user's own stands for itself."""
     custom = custom or {}
     if condition in custom:
         return custom[condition]
@@ -163,70 +225,36 @@ def condition_label(condition, custom=None):
     with_ma_em = condition[: -len(NO_MA_EM)] if no_ma_em else condition
     if no_ma_em and with_ma_em in custom:
         return f"{custom[with_ma_em]} w/o MA EM"
-    guide, levers = split_variant(stem)
     if stem in custom:
         label = custom[stem]
-    elif stem in GUIDE_LABELS:
-        label = GUIDE_LABELS[stem]
-    elif levers:
-        label = levers_label(guide, levers)
-    elif stem.startswith(SAC) and stem[len(SAC) :] in GUIDE_LABELS:
-        label = on_sac(GUIDE_LABELS[stem[len(SAC) :]])
     else:
-        label = stem
+        said = name_guide(stem)
+        if guide is not None and said is not None and said.startswith(guide):
+            guide = said  # the name's own qualifier of that guide: (one answer)
+        guide = said if guide is None else guide
+        label = method_label(stem) + (f", {guide}" if guide else "")
     return label + (" w/o MA EM" if no_ma_em else "") + (f", learning from {format_steps(learning_starts)}" if learning_starts else "")
 
 
 def guide_label(entry):
-    """What a guide's own return (the dashed line of figures and tables) is called: the guide, not a method it guides
-    ("LLM-written guide" for camel's, "tuned guide" for camel_tuned's, "expert agent" for expert masking's)."""
+    """What a guide's own return (the dashed line of figures and tables) is called: the guide its entry of
+    docs/results/guides.json names ("LLM-written guide" for camel's, "expert agent" for expert masking's)."""
     if entry == "expert":
         return "expert agent"
-    return GUIDE_LABELS.get(entry, entry).removeprefix(PAPER + ", ")
-
-
-def levers_label(guide, levers):
-    """The label of a guide's run with CAMEL+ levers: "CAMEL+, LLM-written guide" for CAMEL+ (qbc_gwarm_noboot_cu2);
-    where a run has two of guide BC, the guide warm-up and the retired guide bootstrap, the CAMEL+ part it lacks after
-    "w/o", the bootstrap and critic layer norm after "+", and "with 1 critic update per step" where it had TD3's one
-    (camel_qbc_gwarm_noboot, the default until the probe's confirmation: "CAMEL+ with 1 critic update per step, ...";
-    camel_qbc_gwarm, the default until the bootstrap left: "CAMEL+ + guide bootstrap with 1 critic update per step,
-    ..."); else the guide's label and each lever's (the other retired levers' runs, a part alone)."""
-    guide_label = GUIDE_LABELS[guide]
-    if not any(lever in ("prop", "bc") for lever in levers):
-        bootstrap = name_has_bootstrap(levers)
-        parts = {"guide BC": "qbc" in levers, "guide warm-up": "gwarm" in levers}
-        if sum(parts.values()) + bootstrap >= 2:
-            name = "CAMEL+" + "".join(f" w/o {part}" for part, on in parts.items() if not on)
-            name += " + guide bootstrap" if bootstrap else ""
-            name += f" + {VARIANT_LABELS['ln'][1]}" if "ln" in levers else ""
-            name += "" if "cu2" in levers else " with 1 critic update per step"
-            return f"{name}, {guide_label.removeprefix(PAPER + ', ')}" if guide_label.startswith(PAPER + ", ") else f"{name}, {guide_label}"
-    parts = [VARIANT_LABELS[lever][1] for lever in levers if lever != "noboot"]
-    if "noboot" in levers:  # the bootstrap that qbc (or bc, boot) brings is turned off again
-        parts = [part.replace(" + guide bootstrap", "") for part in parts if part != "guide bootstrap"]
-    return " + ".join([guide_label] + parts)
-
-
-def split_variant(stem):
-    """(guide, CAMEL+ levers) of a name made of a guide and VARIANT_LABELS' parts: ("camel_tuned", ["prop", "gwarm"])
-    for camel_tuned_prop_gwarm; (stem, []) for any other name."""
-    for guide in sorted(GUIDE_LABELS, key=len, reverse=True):
-        parts = stem[len(guide) + 1 :].split("_") if stem.startswith(guide + "_") else []
-        if parts and all(part in VARIANT_LABELS for part in parts):
-            return guide, parts
-    return stem, []
+    return HISTORICAL_GUIDES.get(entry) or entry
 
 
 def order_key(condition):
-    """Figures list conditions TD3 before SAC, then by guide as in GUIDE_LABELS (others after, by name), each at
-    the default settings before its variants, and each before its _no_ma_em control."""
+    """Figures list conditions TD3 before SAC, then by guide as in HISTORICAL_GUIDES (today's names beside the guide
+    they run with; others after, by name), then by method as in SHORT_LABELS, each at the default settings before its
+    variants, and each before its _no_ma_em control."""
     stem, learning_starts, no_ma_em = split(condition)
-    sac = stem.startswith(SAC)
-    guide, levers = split_variant(stem[len(SAC) :] if sac else stem)
-    rank = list(GUIDE_LABELS)
-    return (sac, rank.index(guide) if guide in rank else len(rank), guide, levers, learning_starts or 0, no_ma_em)
-
+    sac = stem.startswith(SAC) or stem in ("sac", "camel_sac")
+    guide, method = guide_and_method(stem[len(SAC) :] if stem.startswith(SAC) else stem)
+    guides, methods = list(HISTORICAL_GUIDES), list(SHORT_LABELS)
+    known = guide in guides and method is not None
+    return (sac, guides.index(guide) if known else len(guides), "" if known else stem,
+            methods.index(method) if known else 0, learning_starts or 0, no_ma_em)  # fmt: skip
 
 # ---- The methods: one trainer file each --------------------------------------------------------------------------
 CAMEL_PLUS = ("CAMEL+ is the paper's CAMEL plus three parts: Q-filtered guide BC (the unmasked actor is pulled towards "

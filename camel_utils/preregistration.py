@@ -11,7 +11,7 @@ from pathlib import Path
 from camel_utils.cli import REPO, UsageError
 
 PREREGISTRATION = REPO / "docs" / "preregistration.md"
-EXPORTS = REPO / "docs" / "results" / "runs"  # docs/results/runs/<experiment>/<run>.json, exported as runs grow
+EXPORTS = REPO / "docs" / "results" / "experiments"  # docs/results/experiments/<experiment>/<run>.json, exported as runs grow (docs/results/runs/ holds the runs made before registration)
 TRAINERS = {"td3": "camel_td3.py", "camel_td3": "camel_td3.py", "camel_plus_td3": "camel_plus_td3.py"}  # method -> script
 METHOD_NAMES = {"td3": "TD3", "camel_td3": "the paper's CAMEL", "camel_plus_td3": "CAMEL+"}  # as finished.json says
 JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Redraw every results figure and table in docs/results/ from the committed run data (docs/results/runs/), with no
 # training: one plot.py call per question of docs/results.md, whose quoted tables it then updates. A figure whose
-# runs are not in the data yet is reported and skipped.
+# runs are not in the data yet is reported and skipped. These questions were asked before docs/preregistration.md:
+# their tables keep the permutation tests their claims cite, beside the interval estimates (with 2,000 bootstrap
+# resamples, to keep this script to minutes; a registered experiment's analysis takes plot.py's 50,000).
 #   scripts/figures.sh                 # all figures, from the committed runs into docs/results/
 #   RUNS=runs/ scripts/figures.sh      # the same figures from your own runs, into plots/ (OUT=DIR: elsewhere)
 # Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md.
@@ -20,12 +22,14 @@ if [ -n "${RUNS:-}" ]; then out="${OUT:-plots}"; else out="${OUT:-docs/results}"
 missing=()
 echo "figures of the runs in $runs, into $out/"
 
+stats=(--permutation-test --bootstrap-resamples 2000)
+
 figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any run of those conditions exists
   local name="$1" about="$2" condition; shift 2
   echo "== $name"
   for condition in $about; do
     if compgen -G "$runs/*__${condition}__*" > /dev/null; then
-      "$python" plot.py "$runs" --output-dir "$out" --name "$name" "$@" || missing+=("$name")
+      "$python" plot.py "$runs" --output-dir "$out" --name "$name" "${stats[@]}" "$@" || missing+=("$name")
       return
     fi
   done
@@ -33,10 +37,11 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
   missing+=("$name")
 }
 
-# Condition names say what guided the runs and the settings where they differ from the paper's CAMEL (camel_utils/conditions.py):
-# camel_tuned is CAMEL with the hand-written, tuned guide (policies/tuned/), camel with the LLM-written guide
-# (policies/{env}.py), and *_ls25k learned from 25k instead of 5k. Each table compares a condition only with a
-# baseline at its settings.
+# The committed runs' historical names say what guided the runs and the settings where they differ from the paper's
+# CAMEL (camel_utils/conditions.py): camel_tuned is CAMEL with the hand-written, tuned guide (policies/tuned/), camel with
+# the LLM-written guide (policies/{env}.py), and *_ls25k learned from 25k instead of 5k; figures label each by its
+# method's short name and the guide file its runs recorded. Each table compares a condition only with a baseline at its
+# settings.
 
 # the README's figure: TD3, the paper's CAMEL (seeds 1-5), CAMEL+, camel_td3.py's default, and CAMEL+ with 1 critic
 # update per step, the default until the probe's confirmation, both on that confirmation's fresh seeds 16-20, with the
@@ -44,8 +49,8 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 figure readme     "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot \
                   --seeds camel=1-5 --seeds camel_qbc_gwarm_noboot_cu2=16-20 --seeds camel_qbc_gwarm_noboot=16-20 \
-                  --label "camel_qbc_gwarm_noboot_cu2=CAMEL+ (default), LLM-written guide, seeds 16-20" \
-                  --label "camel_qbc_gwarm_noboot=CAMEL+ with 1 critic update per step, LLM-written guide, seeds 16-20"
+                  --label "camel_qbc_gwarm_noboot_cu2=CAMEL+, LLM-written guide, seeds 16-20" \
+                  --label "camel_qbc_gwarm_noboot=CAMEL+ (1 critic update), LLM-written guide, seeds 16-20"
 # the paper's CAMEL (learning from 5k): TD3 against CAMEL with the LLM-written guide (and, on Hopper-v4, whose
 # default guide is a refined answer, with the best one-answer guide) and with the tuned guide
 figure headline   "camel camel_tuned" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_oneanswer camel_tuned \
@@ -64,13 +69,11 @@ figure controls   "camel_tuned_ls25k_no_ma_em expert_ls25k_no_ma_em random_ls25k
 figure poor_guide "standstill_ls25k lean_ls25k" --envs Hopper-v4 \
                   --conditions baseline_ls25k camel_tuned_ls25k standstill_ls25k lean_ls25k --baseline baseline_ls25k
 figure poor_guide_walker2d "standstill lean" --envs Walker2d-v4 --conditions baseline camel_tuned standstill lean
-# the retired experiments that let the unmasked agent gain while masking is on (learning from 25k), beside learning from 5k
+# the retired experiments that let the unmasked agent gain while masking is on (learning from 25k), beside learning from 5k;
+# conditions.py calls them variants A, B and C (fullactor, fulltarget, distill: docs/design.md says what each was)
 figure unmasked_gain "camel_tuned_fullactor_ls25k camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k" --envs Hopper-v4 Ant-v4 \
                   --conditions baseline_ls25k baseline camel_tuned_ls25k camel_tuned camel_tuned_fullactor_ls25k \
-                  camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k --baseline baseline_ls25k \
-                  --label "camel_tuned_fullactor=paper's CAMEL, tuned guide + actor under full bounds" \
-                  --label "camel_tuned_fulltarget=paper's CAMEL, tuned guide + target under full bounds" \
-                  --label "camel_tuned_distill=paper's CAMEL, tuned guide + Q-filtered distillation"
+                  camel_tuned_fulltarget_ls25k camel_tuned_distill_ls25k --baseline baseline_ls25k
 # CAMEL+ (docs/design.md): the levers for the agent to outgrow its guide, beside TD3 and the paper's CAMEL, tuned guides;
 # the chosen lever with the LLM-written guides and with the poor guides; each the screen's seeds only (1-2, 1)
 figure outgrow    "camel_tuned_prop_gwarm camel_tuned_bc_gwarm camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
@@ -83,10 +86,10 @@ figure outgrow_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4
                   --seeds standstill_qbc_gwarm=1 --seeds lean_qbc_gwarm=1
 # the chosen lever confirmed on seeds 6-10, not those it was chosen on (1-2), beside the 5-seed TD3 and paper's CAMEL
 figure confirm    "camel_tuned_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel_tuned camel_tuned_qbc_gwarm \
-                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+ + guide bootstrap, tuned guide, seeds 6-10"
+                  --seeds camel_tuned_qbc_gwarm=6-10 --label "camel_tuned_qbc_gwarm=CAMEL+ (early version, commit 4b0bd79), hand-written guide (tuned), seeds 6-10"
 # the same lever with the LLM-written guides on seeds 6-10, beside TD3 and the paper's CAMEL with those guides
 figure confirm_llm_guide "camel_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 Ant-v4 --conditions baseline camel camel_qbc_gwarm \
-                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ + guide bootstrap, LLM-written guide, seeds 6-10"
+                  --seeds camel=1-5 --seeds camel_qbc_gwarm=6-10 --label "camel_qbc_gwarm=CAMEL+ (early version, commit 4b0bd79), LLM-written guide, seeds 6-10"
 # and with the poor guides on seeds 6-10 (the paper's CAMEL with them: Walker2d-v4 at these settings, seeds 1-3)
 figure confirm_poor_guide "standstill_qbc_gwarm lean_qbc_gwarm" --envs Hopper-v4 Walker2d-v4 \
                   --conditions baseline standstill lean standstill_qbc_gwarm lean_qbc_gwarm \

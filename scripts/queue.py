@@ -14,7 +14,7 @@ checkpoint (resumed with --resume), then the next ones not finished. A run whose
 has no checkpoint here (a new machine) starts again from step 0.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
-docs/results/runs/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
+docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
 those files only. Ctrl-C or SIGTERM stops the queue: each run gets SIGTERM, saves a checkpoint with the episode under
 way and exits; the curves are exported and committed; the next start of the queue resumes them.
 
@@ -125,7 +125,7 @@ def committed_steps(run):
 
 # ---- Exporting and committing curves ------------------------------------------------------------------------------
 def export(runs):
-    """Write each run's curve (finished or not) under docs/results/runs/<experiment>/; returns the files written."""
+    """Write each run's curve (finished or not) under docs/results/experiments/<experiment>/; returns the files written."""
     from camel_utils.results.export import export_run
 
     written = []

@@ -3,6 +3,7 @@ the table's numbers, which baseline each condition is compared with, which runs 
 styles, the export, and the command line. The statistics alone are in test_results_stats.py, the names in
 test_conditions.py."""
 
+import hashlib
 import html
 import json
 import os
@@ -21,6 +22,7 @@ from camel_utils.results import export as export_module
 from camel_utils.results import stats
 from camel_utils.results.figures import BAND_NOTE, COLORS, condition_colors
 from camel_utils.results.guides import GuideLine, guide_lines
+from camel_utils.results.provenance import GuideFile, guide_kind
 from camel_utils.results.runs import Run, load_runs, read_events
 from camel_utils.results.tables import QUOTED_TABLE, quote_tables
 
@@ -28,9 +30,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def write_run(runs_dir, name, points, tag="eval/episodic_return", hyperparameters=None, purge_step=None,
-              finished=False, extra=None):  # fmt: skip
+              finished=None, extra=None, guide=None):  # fmt: skip
     """A run folder with one event file holding `points` [(step, value)] of `tag` and `extra` {tag: points}, as
-    camel_td3.py logs them, and with finished.json when `finished`."""
+    the trainers log them, and with finished.json when `finished` (by default when the name is a run's,
+    {env_id}__{exp_name}__{seed}); `guide` (path, sha256): the guide file it logged (--llm-policy) and recorded."""
+    parts = name.split("__")
+    finished = len(parts) >= 3 and parts[2].isdigit() if finished is None else finished
+    if guide is not None:
+        hyperparameters = {**(hyperparameters or {}), "llm_policy": guide[0]}
     writer = SummaryWriter(os.path.join(runs_dir, name), purge_step=purge_step)
     if hyperparameters:
         rows = "\n".join(f"|{k}|{v}|" for k, v in hyperparameters.items())
@@ -42,11 +49,34 @@ def write_run(runs_dir, name, points, tag="eval/episodic_return", hyperparameter
             writer.add_scalar(other_tag, value, step)
     writer.close()
     if finished:
-        env_id, exp_name, seed = name.split("__")[:3]
+        env_id, exp_name, seed = parts[:3]
         summary = {"run_name": name, "env_id": env_id, "exp_name": exp_name, "seed": int(seed),
                    "total_timesteps": points[-1][0], "final_eval_return": points[-1][1], "guide_calls": None,
                    "guide_failures": 0}  # fmt: skip
+        if guide is not None:
+            summary["guide_file"] = {"path": guide[0], "sha256": guide[1]}
         (runs_dir / name / "finished.json").write_text(json.dumps(summary))
+
+
+def exported_run(folder, env_id, condition, seed, points, guide=None, finished=True, run_name=None):
+    """An exported run file (camel-run/1) as scripts/queue.py writes them: `guide` (path, sha256) the guide file
+    its finished.json recorded (and its --llm-policy), `finished` False for a run under way ("finished": null)."""
+    run_name = run_name or f"{env_id}__{condition}__{seed}"
+    record = {"format": "camel-run/1", "run_name": run_name, "env_id": env_id, "condition": condition, "seed": seed,
+              "total_timesteps": points[-1][0], "finished": None,
+              "hyperparameters": {"exp_name": condition, "seed": str(seed), "env_id": env_id, "llm_policy": guide[0] if guide else "None"},
+              "binned": {}, "curves": {"eval/episodic_return": [[s, v] for s, v in points]}}  # fmt: skip
+    if finished:
+        record["finished"] = {"run_name": run_name, "env_id": env_id, "exp_name": condition, "seed": seed,
+                              "guide_file": {"path": guide[0], "sha256": guide[1]} if guide else None}  # fmt: skip
+    os.makedirs(folder, exist_ok=True)
+    (folder / f"{run_name}.json").write_text(json.dumps(record))
+
+
+def committed_sha256(path):
+    """The sha256 of a file as committed (HEAD), by git itself."""
+    shown = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=REPO, capture_output=True, check=True)
+    return hashlib.sha256(shown.stdout).hexdigest()
 
 
 def line(steps, slope, offset=0.0):
@@ -70,17 +100,19 @@ def sweep_runs(tmp_path):
 
 
 def run_plot(runs_dir, output_dir, *flags):
+    """plot.py's main with these flags (name, value, ...), 200 bootstrap resamples unless given: enough to test it."""
     runs_dirs = tuple(str(d) for d in runs_dir) if isinstance(runs_dir, (list, tuple)) else (str(runs_dir),)
-    args = plot.Args(runs_dirs=runs_dirs, output_dir=str(output_dir), guide_returns=None)
+    args = plot.Args(runs_dirs=runs_dirs, output_dir=str(output_dir), guide_returns=None, bootstrap_resamples=200)
     for flag, value in zip(flags[::2], flags[1::2]):
         setattr(args, flag, value)
     return plot.main(args)
 
 
 def table_rows(output_dir, name="results"):
-    """{condition label: [cells]} from the table file."""
+    """{condition label: [cells]} from the env tables of the table file (the last env's where several have the label)."""
     rows = {}
-    for row in (output_dir / f"{name}.md").read_text().splitlines():
+    text = (output_dir / f"{name}.md").read_text()
+    for row in text[text.index("\n### ", text.index("### Interval estimates") + 1):].splitlines():
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
         if row.startswith("| ") and cells[0] != "condition":
             rows[cells[0]] = cells[1:]
@@ -106,13 +138,15 @@ def test_a_condition_whose_seeds_differ_in_an_algorithm_setting_is_an_error(tmp_
 
 
 def test_seeds_that_differ_only_in_bookkeeping_or_in_unlogged_settings_plot_together(tmp_path):
-    runs = tmp_path / "runs"
-    write_run(runs, "Hopper-v4__camel__1", line([1000, 2000], 0.01), finished=True,
-              hyperparameters={"learning_starts": "5000", "torch_threads": "1", "llm_policy": "/a/hopper.py"})  # fmt: skip
-    write_run(runs, "Hopper-v4__camel__2", line([1000, 2000], 0.02), finished=True,
-              hyperparameters={"learning_starts": "5000", "torch_threads": "0", "llm_policy": "/b/hopper.py", "distill_coef": "0.0"})  # fmt: skip
-    write_run(runs, "Hopper-v4__camel__3", line([1000, 2000], 0.03), hyperparameters={"learning_starts": "5000"}, finished=True)
+    # the same guide file (its sha256) from two checkouts is one guide, whatever its path
+    runs, guide = tmp_path / "runs", "c" * 64
+    write_run(runs, "Hopper-v4__camel__1", line([1000, 2000], 0.01), guide=("/a/hopper.py", guide),
+              hyperparameters={"learning_starts": "5000", "torch_threads": "1"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__2", line([1000, 2000], 0.02), guide=("/b/hopper.py", guide),
+              hyperparameters={"learning_starts": "5000", "torch_threads": "0", "distill_coef": "0.0"})  # fmt: skip
+    write_run(runs, "Hopper-v4__camel__3", line([1000, 2000], 0.03), guide=("/a/hopper.py", guide), hyperparameters={"learning_starts": "5000"})
     assert run_plot(runs, tmp_path / "out") == 0
+    assert table_rows(tmp_path / "out")["paper's CAMEL, guide hopper.py"][-4] == "1: 20.0, 2: 40.0, 3: 60.0"
     # exported runs are checked the same way: the exports of these seeds, one edited to another setting
     assert plot.export(plot.ExportArgs(runs_dir=str(runs), to=str(tmp_path / "export"))) == 0
     assert run_plot(tmp_path / "export", tmp_path / "out2") == 0
@@ -140,6 +174,152 @@ def test_a_condition_uses_the_guide_of_the_condition_it_varies_and_each_guide_is
         ("camel", 1000.0), ("standstill", 1000.0), ("camel_tuned", 900.0)]
 
 
+# ---- What differs is never one line: guide files, runs under way
+def test_two_runs_of_one_method_and_seed_with_different_guides_are_two_conditions_each_named_by_its_guide(tmp_path, capsys):
+    """Issue 52's reproduction: two CAMEL+ runs of seed 24 in one folder, one with the hand-written tuned guide and one
+    with the LLM-written one, were "Found 1 runs": one kept, labelled "LLM-written guide"."""
+    runs = tmp_path / "L100"
+    exported_run(runs, "Hopper-v4", "camel_plus_td3", 24, [(5000, 100.0), (10_000, 700.0)],
+                 guide=("policies/hopper.py", committed_sha256("policies/hopper.py")))  # fmt: skip
+    exported_run(runs, "Hopper-v4", "camel_plus_td3", 24, [(5000, 300.0), (10_000, 2000.0)],
+                 guide=("policies/tuned/hopper.py", "1" * 64), run_name="Hopper-v4__camel_plus_td3_hopper__24")  # fmt: skip
+    found = load_runs([str(runs)], "eval/episodic_return")
+    assert sorted(run.guide.path for run in found.runs) == ["policies/hopper.py", "policies/tuned/hopper.py"]
+    assert run_plot(runs, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    assert "found 2 runs" in out
+    assert "camel_plus_td3@llm" in out and "camel_plus_td3@tuned" in out  # each a condition of its own
+    rows = table_rows(tmp_path / "out")
+    assert rows["CAMEL+, LLM-written guide"][-4] == "24: 700.0"
+    assert rows["CAMEL+, hand-written guide (tuned)"][-4] == "24: 2000.0"
+    legend = svg_texts(tmp_path / "out" / "results.svg")
+    assert legend.count("CAMEL+, LLM-written guide") == 1 and legend.count("CAMEL+, hand-written guide (tuned)") == 1
+
+
+def test_seeds_of_one_label_with_different_guide_files_are_refused_in_one_line(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for seed, sha in [(1, "a" * 64), (2, "a" * 64), (3, "b" * 64)]:  # the tuned guide edited between seeds 2 and 3
+        exported_run(runs, "Hopper-v4", "camel_plus_td3", seed, [(1000, 1.0), (2000, 2.0)], guide=("policies/tuned/hopper.py", sha))
+    assert run_plot(runs, tmp_path / "out") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "error: the Hopper-v4 runs of 'camel_plus_td3' (CAMEL+, hand-written guide (tuned)) ran with different guide files: "
+        "policies/tuned/hopper.py (sha256 aaaaaaaa, seed 1 2), policies/tuned/hopper.py (sha256 bbbbbbbb, seed 3).")  # fmt: skip
+    assert not (tmp_path / "out").exists()  # nothing drawn from the mix
+    # what the line offers works: one file's seeds, or a label of its own for one file
+    assert run_plot(runs, tmp_path / "a", "seeds", ["camel_plus_td3=1-2"]) == 0
+    assert run_plot(runs, tmp_path / "b", "label", ["camel_plus_td3@bbbbbbbb=CAMEL+, tuned guide as edited"]) == 0
+    assert list(table_rows(tmp_path / "b")) == ["CAMEL+, hand-written guide (tuned)", "CAMEL+, tuned guide as edited"]
+    assert table_rows(tmp_path / "b")["CAMEL+, tuned guide as edited"][-4] == "3: 2.0"
+
+
+def test_runs_under_way_are_left_out_unless_asked_for(tmp_path, capsys):
+    runs = tmp_path / "L100"
+    hopper = "policies/hopper.py"
+    exported_run(runs, "Hopper-v4", "td3", 24, [(5000, 10.0), (10_000, 20.0)])
+    exported_run(runs, "Hopper-v4", "camel_plus_td3", 24, [(5000, 40.0), (10_000, 90.0)], guide=(hopper, committed_sha256(hopper)))
+    exported_run(runs, "Hopper-v4", "td3", 25, [(5000, 30.0)], finished=False)
+    exported_run(runs, "Hopper-v4", "camel_td3", 24, [(5000, 50.0)], guide=(hopper, None), finished=False)  # no sha256 yet
+    assert run_plot(runs, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    assert ('note: left out 2 runs not finished (no finished.json; exported with "finished": null): Hopper-v4__camel_td3__24.json, '
+            "Hopper-v4__td3__25.json; --include-unfinished shows them") in out.splitlines()  # fmt: skip
+    assert "found 2 runs" in out
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "CAMEL+, LLM-written guide"]
+    assert run_plot(runs, tmp_path / "all", "include_unfinished", True) == 0
+    # the run under way recorded no sha256 of its guide: it takes the one the finished run recorded for the same file
+    assert list(table_rows(tmp_path / "all")) == ["TD3", "paper's CAMEL, LLM-written guide", "CAMEL+, LLM-written guide"]
+    assert table_rows(tmp_path / "all")["TD3"][-4] == "24: 10.0, 25: 30.0"  # at 5k, the last step every run reached
+
+
+def test_a_guide_is_called_llm_written_only_where_its_provenance_says_so(tmp_path):
+    hopper = committed_sha256("policies/hopper.py")
+    assert guide_kind(GuideFile("policies/hopper.py", hopper)) == ("llm", "LLM-written guide")
+    # the shipped path with other bytes (an edited copy), or with none recorded: named by its path
+    assert guide_kind(GuideFile("policies/hopper.py", "0" * 64)).label == "guide policies/hopper.py (not the committed file)"
+    assert guide_kind(GuideFile("policies/hopper.py", None)).label == "guide policies/hopper.py (sha256 not recorded)"
+    # a candidate under policies/llm/ with its provenance record, as committed
+    candidate = "policies/llm/Hopper-v4/round1_candidate4.py"
+    assert guide_kind(GuideFile(candidate, committed_sha256(candidate))).label == "LLM-written guide"
+    # the hand-written guides by their folder, any other file by its name
+    assert guide_kind(GuideFile("policies/tuned/hopper.py", "1" * 64)) == ("tuned", "hand-written guide (tuned)")
+    assert guide_kind(GuideFile("policies/poor/walker2d_lean.py", "2" * 64)) == ("poor_lean", "hand-written poor guide (lean)")
+    assert guide_kind(GuideFile("policies/candidates/hopper/selected.py", "3" * 64)) == ("selected", "guide selected.py")
+    # a file put under policies/llm/ without the record generate_policy.py keeps of an answer is not LLM-written
+    folder = tmp_path / "policies" / "llm" / "Hopper-v4"
+    folder.mkdir(parents=True)
+    (folder / "provenance.json").write_text("{}")
+    (folder / "mine.py").write_text("def policy(obs):\n    return obs[:3]\n")
+    assert guide_kind(GuideFile("policies/llm/Hopper-v4/mine.py", "4" * 64), repo=tmp_path).label == "guide mine.py"
+    (folder / "mine.json").write_text(json.dumps({"code_file": "mine.py"}))  # with the record: LLM-written if committed
+    assert guide_kind(GuideFile("policies/llm/Hopper-v4/mine.py", "4" * 64), repo=tmp_path).label.endswith("(not the committed file)")
+
+
+# ---- The interval estimates of docs/preregistration.md
+def interval_rows(output_dir, name="results"):
+    """{(condition label, env): [step, runs, IQM, mean, P(X > baseline)]} from the interval estimates' table."""
+    text = (output_dir / f"{name}.md").read_text()
+    section = text[text.index("### Interval estimates") : text.index("\n### ", text.index("### Interval estimates") + 1)]
+    rows = [[c.strip() for c in row.strip().strip("|").split("|")] for row in section.splitlines() if row.startswith("| ")]
+    return {(cells[0], cells[1]): cells[2:] for cells in rows[1:]}
+
+
+def estimate(cell):
+    """(point, low, high) of a cell "point [low, high]"."""
+    point, low, high = re.fullmatch(r"(-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]", cell).groups()
+    return float(point), float(low), float(high)
+
+
+def test_the_table_opens_with_iqm_mean_and_probability_of_improvement_of_normalised_scores(tmp_path):
+    runs = tmp_path / "runs"
+    # normalised final scores, by hand: Hopper-v4 TD3 0.1, 0.3 and CAMEL 0.5, 0.7; Walker2d-v4 TD3 0.2, 0.4 and CAMEL 0.6,
+    # 0.8; as returns R = R_random + score * (R_ref - R_random): Hopper-v4 18 + 2675 * score, Walker2d-v4 3 + 6037 * score
+    scores = {("Hopper-v4", "baseline"): [0.1, 0.3], ("Hopper-v4", "camel"): [0.5, 0.7],
+              ("Walker2d-v4", "baseline"): [0.2, 0.4], ("Walker2d-v4", "camel"): [0.6, 0.8]}  # fmt: skip
+    for (env_id, condition), values in scores.items():
+        low, high = {"Hopper-v4": (18.0, 2693.0), "Walker2d-v4": (3.0, 6040.0)}[env_id]
+        for seed, score in enumerate(values, start=1):
+            exported_run(runs, env_id, condition, seed, [(1000, low), (2000, low + score * (high - low))])
+    assert run_plot(runs, tmp_path / "out") == 0
+    rows = interval_rows(tmp_path / "out")
+    # per env: 2 runs, floor(2 / 4) = 0 cut, so the IQM is the mean: TD3 on Hopper-v4 (0.1 + 0.3) / 2 = 0.2
+    assert rows[("TD3", "Hopper-v4")][:2] == ["2k", "2"]
+    assert estimate(rows[("TD3", "Hopper-v4")][2])[0] == estimate(rows[("TD3", "Hopper-v4")][3])[0] == 0.2
+    assert estimate(rows[("paper's CAMEL, LLM-written guide", "Walker2d-v4")][3])[0] == 0.7
+    # aggregated: TD3's 4 scores 0.1 0.2 0.3 0.4, one cut at each end: IQM (0.2 + 0.3) / 2 = 0.25; mean (0.2 + 0.3) / 2
+    # = 0.25; CAMEL's 0.5 0.6 0.7 0.8: 0.65 and 0.65
+    td3, camel = rows[("TD3", "aggregate (2 envs)")], rows[("paper's CAMEL, LLM-written guide", "aggregate (2 envs)")]
+    assert (td3[1], estimate(td3[2])[0], estimate(td3[3])[0]) == ("4", 0.25, 0.25)
+    assert (estimate(camel[2])[0], estimate(camel[3])[0]) == (0.65, 0.65)
+    for cell in td3[2:4] + camel[2:4]:
+        point, low, high = estimate(cell)
+        assert low <= point <= high
+    # every CAMEL run above every TD3 run of its env: P(CAMEL > TD3) is 1 in each resample, on each env and aggregated
+    assert camel[4] == rows[("paper's CAMEL, LLM-written guide", "Hopper-v4")][4] == "1.00 [1.00, 1.00]"
+    assert td3[4] == "—"  # the baseline against itself
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert "here Hopper-v4 18 and 2693, Walker2d-v4 3 and 6040" in text and "200 resamples, seed 0" in text
+    # rliable's figures beside the others
+    for name in ("results_intervals.png", "results_profile.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 1000
+
+
+def test_an_env_without_normalisation_numbers_is_reported_in_returns_and_left_out_of_the_aggregate(tmp_path):
+    runs = tmp_path / "runs"
+    for env_id, finals in [("Hopper-v4", [1355.5, 1355.5]), ("HalfCheetah-v4", [100.0, 300.0])]:
+        for seed, final in enumerate(finals, start=1):
+            exported_run(runs, env_id, "baseline", seed, [(1000, 0.0), (2000, final)])
+    assert run_plot(runs, tmp_path / "out") == 0
+    rows = interval_rows(tmp_path / "out")
+    assert rows[("TD3", "HalfCheetah-v4")][2] == "200.0 [100.0, 300.0]"  # its return: (100 + 300) / 2
+    assert rows[("TD3", "Hopper-v4")][2] == "0.50 [0.50, 0.50]"  # (1355.5 - 18) / 2675
+    assert not [key for key in rows if key[1].startswith("aggregate")]  # one env with the numbers: nothing to aggregate over
+    assert "HalfCheetah-v4: the return, unnormalised" in (tmp_path / "out" / "results.md").read_text()
+    # an entry's primary comparisons decide at 98.3%: --confidence
+    assert run_plot(runs, tmp_path / "primary", "confidence", 0.983) == 0
+    assert "| IQM [98.3% CI] | mean [98.3% CI] | P(X > TD3) [98.3% CI] |" in (tmp_path / "primary" / "results.md").read_text()
+
+
 # ---- The table
 def test_table_reports_mean_range_over_seeds_and_seed_count_at_each_step(sweep_runs, tmp_path):
     assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 2500, 4000)) == 0
@@ -151,7 +331,9 @@ def test_table_reports_mean_range_over_seeds_and_seed_count_at_each_step(sweep_r
     assert rows["paper's CAMEL, LLM-written guide"][:3] == ["30.0 [20.0, 40.0] (n=2)", "75.0 [50.0, 100.0] (n=2)", "120.0 [80.0, 160.0] (n=2)"]
     text = (tmp_path / "out" / "results.md").read_text()
     assert text.startswith("Episodic return (unmasked evaluation): mean over seeds [range over seeds: lowest, highest]")
-    assert "CI" not in text and "confidence" not in text and "bootstrap" not in text
+    estimates, env_tables = text.split("### Hopper-v4")
+    assert "95% CI" in estimates  # the confidence intervals are the interval estimates'; the range over seeds claims none
+    assert "CI" not in env_tables and "confidence" not in env_tables and "bootstrap" not in env_tables
 
 
 def test_the_spread_is_the_range_over_seeds_whatever_their_number(tmp_path):
@@ -197,7 +379,7 @@ def test_seeds_flag_that_is_not_name_equals_seeds_is_one_error_line(sweep_runs, 
 
 
 def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_runs, tmp_path):
-    assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000)) == 0
+    assert run_plot(sweep_runs, tmp_path / "out", "steps", (1000, 4000), "permutation_test", True) == 0
     rows = table_rows(tmp_path / "out")
     assert "| final return against TD3 |" in (tmp_path / "out" / "results.md").read_text()
     # by hand: finals TD3 40, 50, 60; camel 80, 160. Of the 10 ways to split the 5 pooled finals 2 + 3, only the
@@ -206,6 +388,10 @@ def test_table_tests_each_conditions_final_return_against_the_baselines(sweep_ru
     assert rows["paper's CAMEL, LLM-written guide"][3] == "+70.0, p=0.200"
     # random: seed 3 stopped at 2000, so its finals are 5 and 7 (mean 6, 44 below TD3's), again the extreme split
     assert rows["Random masking"][3] == "-44.0, p=0.200"
+    # without --permutation-test: the difference alone, the interval estimates above it being the headline
+    assert run_plot(sweep_runs, tmp_path / "plain", "steps", (1000, 4000)) == 0
+    assert table_rows(tmp_path / "plain")["paper's CAMEL, LLM-written guide"][3] == "+70.0"
+    assert "p-value" not in (tmp_path / "plain" / "results.md").read_text()
 
 
 def settings_runs(runs, condition, finals, learning_starts, total=2000):
@@ -222,18 +408,18 @@ def test_a_condition_is_compared_with_the_baseline_run_at_its_learning_start(tmp
     settings_runs(runs, "camel_tuned_ls25k", [4.0, 5.0, 6.0], 25000)
     settings_runs(runs, "camel_tuned", [40.0, 50.0, 60.0], 5000)
     # baseline_ls25k is not shown, but the data has it: the 25k condition is compared with it, not with the 5k TD3
-    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel_tuned", "camel_tuned_ls25k")) == 0
+    assert run_plot(runs, tmp_path / "out", "conditions", ("baseline", "camel_tuned", "camel_tuned_ls25k"), "permutation_test", True) == 0
     rows = table_rows(tmp_path / "out")
     # by hand: 5 - 2 = +3 (against the 5k TD3 it would be 5 - 20 = -15); every one of its 3 above every baseline
     # seed: 1 split of C(6, 3) = 20 at least as extreme, p = 2 / 20
-    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-3] == "+3.0, p=0.100¹"
-    assert rows["paper's CAMEL, tuned guide"][-3] == "+30.0, p=0.100"  # against TD3 itself, at the same settings
+    assert rows["paper's CAMEL, hand-written guide (tuned), learning from 25k"][-3] == "+3.0, p=0.100¹"
+    assert rows["paper's CAMEL, hand-written guide (tuned)"][-3] == "+30.0, p=0.100"  # against TD3 itself, at the same settings
     text = (tmp_path / "out" / "results.md").read_text()
     assert ("¹ Against TD3, learning from 25k (baseline_ls25k), the baseline run at its training settings (learning_starts 25000), "
             "not TD3.") in text  # fmt: skip
     # steps to the final return of each: TD3's mean at 2k is 20, TD3, learning from 25k's is 2; neither CAMEL stays
     # above until 2k: its value at 1k is 0
-    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-2] == "2k (1.00x)¹"
+    assert rows["paper's CAMEL, hand-written guide (tuned), learning from 25k"][-2] == "2k (1.00x)¹"
     assert "Steps to the final return of TD3, learning from 25k: its mean return at 2k steps is 2.0" in text
 
 
@@ -244,9 +430,9 @@ def test_a_condition_at_settings_no_baseline_shares_gets_no_p_value_and_a_footno
     settings_runs(runs, "camel_tuned", [40.0, 50.0, 60.0], 5000, total=3000)  # a longer budget: not comparable either
     assert run_plot(runs, tmp_path / "out", "steps", (2000,)) == 0
     rows = table_rows(tmp_path / "out")
-    assert list(rows) == ["TD3", "paper's CAMEL, tuned guide", "paper's CAMEL, tuned guide, learning from 25k"]
-    assert rows["paper's CAMEL, tuned guide"][-3:-1] == ["—¹", "—¹"]
-    assert rows["paper's CAMEL, tuned guide, learning from 25k"][-3:-1] == ["—²", "—²"]
+    assert list(rows) == ["TD3", "paper's CAMEL, hand-written guide (tuned)", "paper's CAMEL, hand-written guide (tuned), learning from 25k"]
+    assert rows["paper's CAMEL, hand-written guide (tuned)"][-3:-1] == ["—¹", "—¹"]
+    assert rows["paper's CAMEL, hand-written guide (tuned), learning from 25k"][-3:-1] == ["—²", "—²"]
     text = (tmp_path / "out" / "results.md").read_text()
     assert "¹ Not compared: its training settings (total_timesteps 3000) differ from those of TD3 (total_timesteps 2000)" in text
     assert ("² Not compared: its training settings (learning_starts 25000) differ from those of TD3 (learning_starts 5000), "
@@ -342,7 +528,7 @@ def test_table_gives_both_efficiency_measures_against_the_baseline(tmp_path):
 
 def test_comparison_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
     # the baseline need not be shown to be compared with: it is in the data
-    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random")) == 0
+    assert run_plot(sweep_runs, tmp_path / "out", "conditions", ("camel", "random"), "permutation_test", True) == 0
     # at 2k, the last step random seed 3 reached: camel 40 and 80, TD3 20, 30 and 40: +30; of the 10 ways to pick two of
     # {20, 30, 40, 40, 80}, the two with sum 120 (80 with either 40) differ by at least 30: p = 2 * 2 / 10
     assert table_rows(tmp_path / "out")["paper's CAMEL, LLM-written guide"][-3] == "+30.0, p=0.400"
@@ -354,7 +540,7 @@ def test_comparison_columns_say_when_there_is_no_baseline(sweep_runs, tmp_path):
 
 # ---- Which runs are shown
 def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_for_itself(sweep_runs, tmp_path, capsys):
-    write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # an older default name
+    write_run(sweep_runs, "Hopper-v4__camel_td3__1__1700000000", line([1000, 2000, 3000, 4000, 5000, 9000], 0.5))  # today's name
     write_run(sweep_runs, "Hopper-v4__camel_td3__2__1700000001", line([1000, 2000], 0.5))
     write_run(sweep_runs, "Hopper-v4__mytweak__1", line([1000, 2000], 0.5))
     for i in range(3):  # failed starts: a folder with a log only
@@ -366,17 +552,19 @@ def test_every_condition_found_is_shown_and_one_the_labels_do_not_know_stands_fo
         "note: skipped 3 runs with no eval/episodic_return yet (3 not finished, 0 finished; a failed start says why in "
         "its log.txt): Hopper-v4__camel__7, Hopper-v4__camel__8, Hopper-v4__camel__9",
     ]
-    # the baseline first, then the guides in camel_utils.conditions' order, then the names it does not know, by name
-    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "paper's CAMEL, LLM-written guide", "camel_td3", "mytweak"]
-    assert table_rows(tmp_path / "out")["camel_td3"][-4] == "1: 1000.0, 2: 1000.0"  # both seeds at 2k, the common last step
+    # the baseline first, then the guides in camel_utils.conditions' order (today's camel_td3 beside the committed
+    # runs' camel; it recorded no guide file, so its label names none), then the names it does not know, by name
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "Random masking", "paper's CAMEL", "paper's CAMEL, LLM-written guide", "mytweak"]
+    assert table_rows(tmp_path / "out")["paper's CAMEL"][-4] == "1: 1000.0, 2: 1000.0"  # both seeds at 2k, the common last step
 
 
 def test_a_first_run_plots_on_its_own(tmp_path):
-    # README's first run: camel_td3.py with its defaults names it by its condition, runs/{env}__camel_qbc_gwarm_noboot_cu2__{seed}__{time}
+    # a first run: camel_plus_td3.py names it after itself, runs/{env}__camel_plus_td3__{seed}__{time}, and records its guide
     runs = tmp_path / "runs"
-    write_run(runs, "Hopper-v4__camel_qbc_gwarm_noboot_cu2__1__1700000000", line([5000, 10_000, 15_000], 0.01),
-              hyperparameters={"exp_name": "camel_qbc_gwarm_noboot_cu2", "seed": "1", "env_id": "Hopper-v4"})  # fmt: skip
-    result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out")],
+    write_run(runs, "Hopper-v4__camel_plus_td3__1__1700000000", line([5000, 10_000, 15_000], 0.01),
+              hyperparameters={"exp_name": "camel_plus_td3", "seed": "1", "env_id": "Hopper-v4"},
+              guide=("policies/hopper.py", committed_sha256("policies/hopper.py")))  # fmt: skip
+    result = subprocess.run([sys.executable, "plot.py", str(runs), "--output-dir", str(tmp_path / "out"), "--bootstrap-resamples", "200"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert list(table_rows(tmp_path / "out")) == ["CAMEL+, LLM-written guide"]
@@ -532,8 +720,8 @@ def test_a_sac_sweeps_runs_are_shown_by_default_under_sac_names(tmp_path, capsys
     guides = tmp_path / "guides.json"
     guides.write_text(json.dumps({"Hopper-v4": {"camel_tuned": 2542.0}}))
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
-    assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC, tuned guide", "CAMEL-SAC, tuned guide w/o MA EM"]
-    assert "Guide's own return (dashed in the figure): tuned guide 2542.0." in (tmp_path / "out" / "results.md").read_text()
+    assert list(table_rows(tmp_path / "out")) == ["TD3", "SAC", "CAMEL-SAC, hand-written guide (tuned)", "CAMEL-SAC, hand-written guide (tuned) w/o MA EM"]
+    assert "Guide's own return (dashed in the figure): hand-written guide (tuned) 2542.0." in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_control():
@@ -549,19 +737,22 @@ def test_a_guides_return_is_drawn_only_for_runs_of_the_file_it_was_measured_on(t
     (the same code under policies/llm/) and a run given the file by its absolute path keep it."""
     runs = tmp_path / "runs"
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for name, guide in [("Hopper-v4__camel__1", "policies/hopper.py"), ("Hopper-v4__camel__2", os.path.join(repo, "policies/hopper.py")),
-                        ("Walker2d-v4__camel__1", "policies/candidates/walker2d/selected.py"),
-                        ("Walker2d-v4__camel_qbc_gwarm__1", "policies/llm/Walker2d-v4/round1_candidate1.py")]:  # fmt: skip
-        write_run(runs, name, line([1000, 2000], 0.01), hyperparameters={"llm_policy": guide})
+    hopper, candidate = committed_sha256("policies/hopper.py"), committed_sha256("policies/llm/Walker2d-v4/round1_candidate1.py")
+    for name, guide in [("Hopper-v4__camel__1", ("policies/hopper.py", hopper)), ("Hopper-v4__camel__2", (os.path.join(repo, "policies/hopper.py"), hopper)),
+                        ("Walker2d-v4__camel__1", ("policies/candidates/walker2d/selected.py", "5" * 64)),
+                        ("Walker2d-v4__camel_qbc_gwarm__1", ("policies/llm/Walker2d-v4/round1_candidate1.py", candidate))]:  # fmt: skip
+        write_run(runs, name, line([1000, 2000], 0.01), guide=guide)
     guides = tmp_path / "guides.json"
     guides.write_text(json.dumps({"Hopper-v4": {"camel": {"return": 764.3, "guide": "policies/hopper.py"}},
                                   "Walker2d-v4": {"camel": {"return": 2018.7, "guide": ["policies/walker2d.py",
                                                                                         "policies/llm/Walker2d-v4/round1_candidate1.py"]}}}))  # fmt: skip
     assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
     out = capsys.readouterr().out
-    assert ("note: 'camel' on Walker2d-v4 ran with the guide policies/candidates/walker2d/selected.py, not policies/walker2d.py: its "
-            "guide's own return is not drawn") in out.splitlines()  # fmt: skip
+    # camel with a file of the user's own is a condition apart from camel with the LLM-written guide (camel@selected)
+    assert ("note: 'camel@selected' on Walker2d-v4 ran with the guide policies/candidates/walker2d/selected.py, not policies/walker2d.py: "
+            "its guide's own return is not drawn") in out.splitlines()  # fmt: skip
     assert out.count("its guide's own return is not drawn") == 1
+    assert "Hopper-v4      camel@llm        seeds 1 2" in out  # a path inside the repository, absolute or not, is one file
     text = (tmp_path / "out" / "results.md").read_text()
     hopper, walker = text.split("### Walker2d-v4")
     assert "Guide's own return (dashed in the figure): LLM-written guide 764.3." in hopper
@@ -602,7 +793,7 @@ def sweep_with_training_curves(runs, total=20_000, every=5000):
             hyperparameters = {"exp_name": condition, "seed": seed, "env_id": "Hopper-v4", "total_timesteps": total}
             write_run(runs, f"Hopper-v4__{condition}__{seed}", line(eval_steps, slope, 10 * seed),
                       hyperparameters=hyperparameters, finished=True, extra=extra)  # fmt: skip
-    write_run(runs, "Hopper-v4__random__1", line(eval_steps[:1], 0.0))  # still running: no finished.json
+    write_run(runs, "Hopper-v4__random__1", line(eval_steps[:1], 0.0), finished=False)  # still running: no finished.json
 
 
 def export(runs_dir, to, max_points=200):
@@ -708,10 +899,11 @@ def test_command_line_exports_then_plots_with_a_name_and_labels(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("exported 7 runs")
     result = subprocess.run([sys.executable, "plot.py", str(exported), "--output-dir", str(tmp_path / "out"), "--name", "poor",
-                             "--label", "camel_standstill=paper's CAMEL, stand-still guide", "--label", "camel=CAMEL"],
+                             "--label", "camel_standstill=paper's CAMEL, stand-still guide", "--label", "camel=CAMEL",
+                             "--bootstrap-resamples", "200"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert sorted(os.listdir(tmp_path / "out")) == ["poor.md", "poor.pdf", "poor.png", "poor.svg"]
+    assert sorted(os.listdir(tmp_path / "out")) == ["poor.md", "poor.pdf", "poor.png", "poor.svg", "poor_intervals.png", "poor_profile.png"]
     assert list(table_rows(tmp_path / "out", "poor")) == ["TD3", "CAMEL", "paper's CAMEL, stand-still guide"]
 
 
@@ -726,7 +918,7 @@ def test_command_line_on_empty_runs_dir_exits_1_without_traceback(tmp_path):
 
 def test_plotting_keeps_maths_on_one_thread_and_imports_no_torch(sweep_runs, tmp_path):
     script = ("import sys, os, plot; print(os.environ['OMP_NUM_THREADS'], os.environ['OPENBLAS_NUM_THREADS']); "
-              f"code = plot.main(plot.Args(runs_dirs=({str(sweep_runs)!r},), output_dir={str(tmp_path / 'out')!r})); "
+              f"code = plot.main(plot.Args(runs_dirs=({str(sweep_runs)!r},), output_dir={str(tmp_path / 'out')!r}, bootstrap_resamples=50)); "
               "print('torch' in sys.modules, code)")  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
@@ -805,10 +997,10 @@ def test_readme_results_table_is_what_the_committed_runs_give():
     # the README's headline table is written by hand: each of its numbers must be the committed runs' mean final
     # return (100k steps, the seeds its text names) or the committed guide return, rounded once to a whole number
     columns = {  # header -> (condition, seeds), or the guide's return
-        "TD3": ("baseline", range(1, 6)),
-        "paper's CAMEL": ("camel", range(1, 6)),
-        "**CAMEL+ (default)**": ("camel_qbc_gwarm_noboot_cu2", range(16, 21)),
-        "CAMEL+ with 1 critic update per step": ("camel_qbc_gwarm_noboot", range(16, 21)),
+        "TD3 (1-5)": ("baseline", range(1, 6)),
+        "paper's CAMEL (1-5)": ("camel", range(1, 6)),
+        "CAMEL+ (16-20)": ("camel_qbc_gwarm_noboot_cu2", range(16, 21)),
+        "CAMEL+, 1 critic update (16-20)": ("camel_qbc_gwarm_noboot", range(16, 21)),
         "LLM-written guide alone": ("camel", None),
     }
     rows = markdown_table_rows(os.path.join(REPO, "README.md"))
@@ -934,18 +1126,27 @@ def test_two_methods_under_one_name_are_refused_not_merged(tmp_path, capsys):
 def test_the_run_list_is_generated_from_the_exported_runs(tmp_path):
     from camel_utils.results.tables import run_list
 
-    def record(env_id, condition, seed, final, cpu=None):
-        finished = {"cpu": cpu} if cpu else {}
-        return {"env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": 100_000, "finished": finished,
+    hopper = {"path": "policies/hopper.py", "sha256": committed_sha256("policies/hopper.py")}
+    tuned = {"path": "policies/tuned/hopper.py", "sha256": "0" * 64}
+
+    def record(env_id, condition, seed, final, cpu=None, guide=None, finished=True):
+        done = {**({"cpu": cpu} if cpu else {}), **({"guide_file": guide} if guide else {})}
+        return {"env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": 100_000, "finished": done if finished else None,
                 "curves": {"eval/episodic_return": [[50_000, 1.0], [100_000, final]]}}  # fmt: skip
 
-    text = run_list([record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 12, 2000.4), record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 11, 1500.6, "Intel X"),
-                     record("Hopper-v4", "baseline", 1, 400.0)])  # fmt: skip
-    assert "3 runs, 0.30M environment steps in all" in text
+    text = run_list([record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 12, 2000.4, guide=hopper),
+                     record("Hopper-v4", "camel_qbc_gwarm_noboot_cu2", 11, 1500.6, "Intel X", guide=hopper),
+                     record("Hopper-v4", "baseline", 1, 400.0),
+                     record("Hopper-v4", "camel_plus_td3", 24, 900.0, guide=hopper), record("Hopper-v4", "camel_plus_td3", 24, 700.0, guide=tuned),
+                     record("Hopper-v4", "camel_plus_td3", 25, 10.0, guide=hopper, finished=False)])  # fmt: skip
+    assert "5 finished runs, 0.50M environment steps in all (runs under way are listed when they finish)" in text
     rows = [line for line in text.splitlines() if line.startswith("| Hopper-v4")]
-    assert rows == ["| Hopper-v4 | baseline | TD3 | 1 | 100k | 1: 400 |",
-                    "| Hopper-v4 | camel_qbc_gwarm_noboot_cu2 | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
-    assert "CPU model recorded by 1 of the 3 runs" in text and "Intel X" in text
+    # one row per env, condition and guide file: CAMEL+ of seed 24 with two guides is two rows; seed 25, under way, none
+    assert rows == ["| Hopper-v4 | baseline | — | TD3 | 1 | 100k | 1: 400 |",
+                    "| Hopper-v4 | camel_plus_td3 | policies/hopper.py | CAMEL+, LLM-written guide | 1 | 100k | 24: 900 |",
+                    "| Hopper-v4 | camel_plus_td3 | policies/tuned/hopper.py | CAMEL+, hand-written guide (tuned) | 1 | 100k | 24: 700 |",
+                    "| Hopper-v4 | camel_qbc_gwarm_noboot_cu2 | policies/hopper.py | CAMEL+, LLM-written guide | 2 | 100k | 11: 1501, 12: 2000 |"]  # fmt: skip
+    assert "CPU model recorded by 1 of the 5 runs" in text and "Intel X" in text
 
 
 def test_summary_tables_every_envs_final_return_in_one_table_against_the_baseline(tmp_path):
@@ -955,7 +1156,7 @@ def test_summary_tables_every_envs_final_return_in_one_table_against_the_baselin
     for (env_id, condition), values in finals.items():
         for seed, value in enumerate(values, start=1):
             write_run(runs, f"{env_id}__{condition}__{seed}", [(1000, 0.0), (2000, value)])
-    assert run_plot(runs, tmp_path / "out", "summary", True, "envs", ("Hopper-v4", "Walker2d-v4")) == 0
+    assert run_plot(runs, tmp_path / "out", "summary", True, "envs", ("Hopper-v4", "Walker2d-v4"), "permutation_test", True) == 0
     text = (tmp_path / "out" / "results.md").read_text()
     head, first_env = text.split("### Hopper-v4")[0], text.split("### Hopper-v4")[1]
     rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split("|")] for r in head.splitlines() if r.startswith("| "))}
@@ -970,6 +1171,6 @@ def test_summary_tables_every_envs_final_return_in_one_table_against_the_baselin
     assert "| TD3 |" in first_env and "final return against TD3" in first_env
     assert text.splitlines()[0].startswith("Episodic return (unmasked evaluation)")
     # --steps moves the final step of every table, the summary's with them: at 1000 every run logged 0
-    assert run_plot(runs, tmp_path / "at1k", "summary", True, "envs", ("Hopper-v4",), "steps", (1000,)) == 0
+    assert run_plot(runs, tmp_path / "at1k", "summary", True, "envs", ("Hopper-v4",), "steps", (1000,), "permutation_test", True) == 0
     head = (tmp_path / "at1k" / "results.md").read_text().split("### Hopper-v4")[0]
     assert "| TD3 | 0 [0, 0] (2) |" in head and "| paper's CAMEL, LLM-written guide | 0 [0, 0] (2): +0, p=1.000 |" in head

@@ -1,5 +1,5 @@
 """docs/preregistration.md registers each experiment before its runs: every committed run of a registered experiment
-(docs/results/runs/<experiment>/) is one of its registered runs, made with the registered env, method, seed, steps
+(docs/results/experiments/<experiment>/) is one of its registered runs, made with the registered env, method, seed, steps
 and guide file and, once finished, at the registered commit by the registered trainer, and was committed after the
 entry that registered it; the queue reads the entries into runs in the registered order."""
 

@@ -71,6 +71,7 @@ def guide_entry(condition, returns):
     """The guide-returns entry a condition uses: its own, else that of the condition it varies, found by dropping
     a sac_ prefix and then trailing _words (camel_tuned for sac_camel_tuned, camel_tuned_ls25k, camel_tuned_no_ma_em;
     camel, the LLM-written guide, is its own entry); None if none."""
+    condition = condition.split("@")[0]  # camel for camel@llm: one of a name's guides (plot.py)
     name = condition[len(SAC) :] if condition.startswith(SAC) and condition not in returns else condition
     parts = name.split("_")
     for end in range(len(parts), 0, -1):

@@ -1,5 +1,6 @@
-"""Finding and reading runs: run folders (TensorBoard event files, camel_td3.py's and the sweep's files) and exported
-run files (camel-run/1, written by export.py), one Run per (env, condition, seed)."""
+"""Finding and reading runs: run folders (TensorBoard event files, the trainers' and the sweep's files) and exported
+run files (camel-run/1, written by export.py), one Run per (env, condition, guide file, seed): two runs of one seed
+and method with different guide files are two runs, never merged."""
 
 import json
 import logging
@@ -7,6 +8,9 @@ import os
 from typing import NamedTuple
 
 import numpy as np
+
+from camel_utils.cli import repo_relative
+from camel_utils.results.provenance import GuideFile
 
 EVENT_FILE_PREFIX = "events.out.tfevents."
 EXPORT_FORMAT = "camel-run/1"
@@ -20,6 +24,8 @@ class Run(NamedTuple):
     steps: np.ndarray  # evaluation steps, increasing
     values: np.ndarray  # the tag's value at those steps
     settings: dict = {}  # the run's logged hyperparameters {name: text}
+    guide: GuideFile | None = None  # the guide file it ran with (--llm-policy); None without one
+    finished: bool = True  # False for a run under way (no finished.json; exported with "finished": null)
 
 
 # Settings that change what a run learns: the seeds of one condition must agree on each of these that they logged
@@ -109,6 +115,21 @@ def run_identity(path, hyperparameters, finished=None):
     return None
 
 
+def guide_file(finished, hyperparameters):
+    """The guide file a run ran with: finished.json's guide_file (path and sha256), else the --llm-policy it logged
+    (a run under way, or one made before runs recorded the file: no sha256); None without one."""
+    record = (finished or {}).get("guide_file")
+    if isinstance(record, dict) and record.get("path"):
+        return GuideFile(repo_relative(str(record["path"])), record.get("sha256"))
+    path = hyperparameters.get("llm_policy")
+    return GuideFile(repo_relative(path), None) if path and path != "None" else None
+
+
+def guide_key(guide):
+    """What tells two guide files apart: the sha256 of their bytes, else (not recorded) the path."""
+    return None if guide is None else guide.sha256 or f"path {os.path.normpath(guide.path)}"
+
+
 # ---- Reading one run
 def as_curve(points):
     """(steps, values) arrays from [(step, value)], the values as the float32 numbers TensorBoard stores."""
@@ -164,45 +185,73 @@ class Found(NamedTuple):
     unidentified: list  # folders that do not say which run they are
     empty: list  # (path, finished) of runs with no point of the tag yet
     notes: list  # runs found twice with different lengths
-    conflicts: list = []  # runs of the same env, condition and seed that ran different methods
+    conflicts: list = []  # runs of the same env, condition, guide and seed that ran different methods
 
 
 def load_runs(runs_dirs, tag):
-    """Every run under the folders, from its event files or its exported file, one per (env, condition, seed)."""
+    """Every run under the folders, from its event files or its exported file, one per (env, condition, guide file,
+    seed)."""
     runs, unidentified, empty, notes, conflicts = {}, [], [], [], []
     sources = [(path, None) for d in runs_dirs for path in run_folders(d)]
     sources += [(path, record) for d in runs_dirs for path, record in exported_runs(d)]
     for path, record in sources:
         if record is None:  # a run folder
             curves, hyperparameters = read_events(path)
-            finished = os.path.exists(os.path.join(path, "finished.json"))
+            finished = read_finished(path)
             identity = run_identity(path, hyperparameters)
         else:
             try:
                 curves = {name: as_curve(points) for name, points in record["curves"].items()}
                 identity = str(record["env_id"]), str(record["condition"]), int(record["seed"])
                 hyperparameters = dict(record.get("hyperparameters") or {})
+                finished = record.get("finished")
+                finished = dict(finished) if finished is not None else None
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 notes.append(f"{path}: left out: not a complete exported run ({type(e).__name__}: {e}); export it again")
                 continue
-            finished = True
         if identity is None:
             unidentified.append(path)
             continue
         steps, values = curves.get(tag, as_curve([]))
         if len(steps) == 0:
-            empty.append((path, finished))
+            empty.append((path, finished is not None))
             continue
-        run = Run(*identity, path, steps, values, hyperparameters)
-        previous = runs.get(identity)
-        if previous is not None and mixed_settings([previous, run]):  # two methods under one name: never merged
-            conflicts.append(f"{previous.path} and {path} are both {identity[1]} (seed {identity[2]}) on {identity[0]} but ran "
-                             f"different settings: {'; '.join(mixed_settings([previous, run]))}")  # fmt: skip
-            continue
-        if previous is not None:  # the same seed twice: a folder and its export, or CleanRL's names with a time
-            kept, dropped = (run, previous) if run.steps[-1] > previous.steps[-1] else (previous, run)
-            if kept.steps[-1] != dropped.steps[-1]:
-                notes.append(f"{dropped.path}: left out: {kept.path} is the same env, condition and seed and ran longer")
-            run = kept
-        runs[identity] = run
-    return Found(list(runs.values()), unidentified, empty, notes, conflicts)
+        runs.setdefault(identity, []).append(Run(*identity, path, steps, values, hyperparameters,
+                                                 guide_file(finished, hyperparameters), finished is not None))  # fmt: skip
+    # a run that recorded no sha256 of its guide (one under way) takes the one every other run recorded for that path
+    recorded = {}
+    for run in [run for same in runs.values() for run in same if run.guide and run.guide.sha256]:
+        recorded.setdefault(os.path.normpath(run.guide.path), set()).add(run.guide.sha256)
+    kept = {}
+    for identity, same in runs.items():
+        for run in same:
+            if run.guide and run.guide.sha256 is None and len(recorded.get(os.path.normpath(run.guide.path), ())) == 1:
+                run = run._replace(guide=GuideFile(run.guide.path, next(iter(recorded[os.path.normpath(run.guide.path)]))))
+            key = (*identity, guide_key(run.guide))
+            clash = next((other for other_key, other in kept.items() if other_key[:3] == identity and mixed_settings([other, run])), None)
+            if clash is not None:  # two methods under one name and seed (a guide file apart is a guide, not a method)
+                conflicts.append(f"{clash.path} and {run.path} are both {identity[1]} (seed {identity[2]}) on {identity[0]} "
+                                 f"but ran different settings: {'; '.join(mixed_settings([clash, run]))}")  # fmt: skip
+                continue
+            previous = kept.get(key)
+            if previous is not None:  # the same seed twice: a folder and its export, or CleanRL's names with a time
+                longer, shorter = (run, previous) if run.steps[-1] > previous.steps[-1] else (previous, run)
+                if longer.steps[-1] != shorter.steps[-1]:
+                    notes.append(f"{shorter.path}: left out: {longer.path} is the same env, condition, guide and seed and ran longer")
+                run = longer
+            kept[key] = run
+    return Found(list(kept.values()), unidentified, empty, notes, conflicts)
+
+
+def read_finished(path):
+    """A run folder's finished.json ({} when it does not parse), or None while it runs (or when it stopped before
+    the end)."""
+    finished_path = os.path.join(path, "finished.json")
+    if not os.path.exists(finished_path):
+        return None
+    try:
+        with open(finished_path) as f:
+            finished = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return finished if isinstance(finished, dict) else {}

@@ -1,6 +1,8 @@
-"""The results table ({name}.md): for each env, the return at the table's steps, each seed's final return, the
-comparison of each condition with a baseline run at the same training settings, the mean return over training,
-and footnotes that say what each number is; and the tables docs/results.md quotes."""
+"""The results table ({name}.md): the interval estimates of docs/preregistration.md (IQM and mean of the normalised
+score with 95% CIs, P(X > baseline) with its CI, per env and aggregated); for each env, the return at the table's
+steps, each seed's final return, the comparison of each condition with a baseline run at the same training settings
+(the difference of the means; with --permutation-test, a permutation test's p), the mean return over training, and
+footnotes that say what each number is; and the tables docs/results.md quotes."""
 
 import os
 import re
@@ -8,8 +10,10 @@ import re
 import numpy as np
 
 from camel_utils.conditions import condition_label, format_steps, guide_label, order_key, split
+from camel_utils.results import intervals
 from camel_utils.results.guides import guide_lines
-from camel_utils.results.runs import mixed_settings, settings_differ, training_settings
+from camel_utils.results.provenance import guide_kind
+from camel_utils.results.runs import guide_file, mixed_settings, settings_differ, training_settings
 from camel_utils.results.stats import (
     PERMUTATION_SPLITS, default_steps, evaluation_grid, final_values, mean_over_training, permutation_p_value,
     sample_efficiency, smallest_p_value, summarize, values_at,
@@ -55,13 +59,13 @@ def reference_baseline(env_id, condition, baseline, groups):
     return None, differences
 
 
-def against_baseline(finals, baseline_finals, seed=0, decimals=1):
+def against_baseline(finals, baseline_finals, seed=0, decimals=1, permutation_test=True):
     """The cell comparing a condition's final returns with its baseline's: the difference of the means (to
-    `decimals`) and the permutation test's p; "—" with fewer than 2 seeds on either side."""
+    `decimals`) and, with permutation_test, the permutation test's p; "—" with fewer than 2 seeds on either side."""
     if len(finals) < 2 or len(baseline_finals) < 2:
         return "—"
-    p_value = permutation_p_value(finals, baseline_finals, seed)
-    return f"{np.mean(finals) - np.mean(baseline_finals):+.{decimals}f}, p={p_value:.3f}"
+    difference = f"{np.mean(finals) - np.mean(baseline_finals):+.{decimals}f}"
+    return f"{difference}, p={permutation_p_value(finals, baseline_finals, seed):.3f}" if permutation_test else difference
 
 
 class Footnotes:
@@ -79,7 +83,7 @@ class Footnotes:
         return [f"{MARKS[i % len(MARKS)]} {text}" for i, text in enumerate(self.texts)]
 
 
-def comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed):
+def comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed, permutation_test=True):
     """(final return against the baseline, steps to its final return, the condition compared with or None, the two
     seed counts of the test or None) for one row; a footnote mark where it is not `baseline` itself."""
     runs = groups[(env_id, condition)]
@@ -101,8 +105,8 @@ def comparison_cells(env_id, condition, baseline, groups, final_step, label, not
     versus = "—"
     if reference != condition:
         finals, reference_finals = final_values(runs, final_step), final_values(reference_runs, final_step)
-        versus = against_baseline(finals, reference_finals, seed)
-        size = (len(finals), len(reference_finals)) if versus != "—" else None
+        versus = against_baseline(finals, reference_finals, seed, permutation_test=permutation_test)
+        size = (len(finals), len(reference_finals)) if versus != "—" and permutation_test else None
     reached, reference_step, _ = sample_efficiency(reference_runs, runs)
     settled = ("—" if reference_step is None else "not reached" if reached is None
                else f"{format_steps(reached)} ({reached / reference_step:.2f}x)")  # fmt: skip
@@ -119,7 +123,8 @@ def table_steps(env_runs, steps_asked=()):
     return [s for s in steps_asked if s <= longest] or [int(longest)]
 
 
-def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, skip_guides=frozenset()):
+def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, skip_guides=frozenset(),
+                     permutation_test=False):  # fmt: skip
     """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
     baseline_name = label(baseline)
@@ -144,7 +149,8 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
             per_seed_finals = [values_at(run, [final_step])[0] for run in runs]
             finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:.1f}") for run, v in zip(runs, per_seed_finals))
             # the comparison with a baseline run at the same training settings
-            versus, settled, reference, size = comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed)
+            versus, settled, reference, size = comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed,
+                                                                permutation_test)  # fmt: skip
             sizes |= {size} if size else set()
             if reference is not None and reference not in references:
                 references.append(reference)
@@ -156,6 +162,10 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
             lines.append(f"| {label(condition)} | {' | '.join(format_cell(c) for c in cells)} | {finals} | {versus} | {settled} | {area} |")
         lines.append("")
         lines += notes.lines()
+        if not permutation_test and references:
+            lines.append(f"Final return against {baseline_name}: the difference of the mean final returns ({format_steps(final_step)}); "
+                         "the interval estimates above say whether the seeds separate them (--permutation-test adds a "
+                         "permutation test's p).")  # fmt: skip
         if sizes:
             bounds = ", ".join(f"{smallest_p_value(n, m):.3g} with {n} against {m}" for n, m in sorted(sizes))
             lines.append(f"Final return against {baseline_name}: the difference of the mean final returns ({format_steps(final_step)}) "
@@ -182,7 +192,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
     return "\n".join(lines)
 
 
-def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), seed=0):
+def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), seed=0, permutation_test=False):
     """One table of every env's final return (at the last step of that env's own table), a row
     per condition and a column per env: mean [lowest, highest] (seeds), then the difference of the means from the
     baseline run at the same training settings and the permutation test's p, as in each env's own table below it."""
@@ -202,14 +212,110 @@ def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), 
             cell = f"{np.mean(finals):.0f} [{min(finals):.0f}, {max(finals):.0f}] ({len(finals)})" if finals else "—"
             reference, _ = reference_baseline(env_id, condition, baseline, groups)
             if finals and reference is not None and reference != condition:
-                versus = against_baseline(finals, final_values(groups[(env_id, reference)], final_steps[env_id]), seed, decimals=0)
+                versus = against_baseline(finals, final_values(groups[(env_id, reference)], final_steps[env_id]), seed, decimals=0,
+                                          permutation_test=permutation_test)  # fmt: skip
                 if versus != "—":
                     cell += f": {versus}" + ("" if reference == baseline else f" against {label(reference)}")
             cells.append(cell)
         lines.append(f"| {label(condition)} | " + " | ".join(cells) + " |")
     note = (f"Final return: mean [lowest, highest] (seeds) at the last step of each env's table below; then the "
-            f"difference of the means from {label(baseline)} and the two-sided p of a permutation test over the seeds.")
+            f"difference of the means from {label(baseline)}" + (" and the two-sided p of a permutation test over the seeds." if permutation_test else "."))
     return "\n".join(lines + ["", note, ""])
+
+
+# ---- The interval estimates of docs/preregistration.md
+def format_estimate(estimate, decimals=2):
+    """point [low, high]: an estimate and its CI."""
+    return "—" if estimate is None else f"{estimate.point:.{decimals}f} [{estimate.low:.{decimals}f}, {estimate.high:.{decimals}f}]"
+
+
+def final_scores(groups, env_id, condition, final_step):
+    """Each run's score at final_step (the seeds that reached it): its normalised score where the env has the
+    normalisation's numbers, else its return."""
+    returns = final_values(groups[(env_id, condition)], final_step)
+    scores = intervals.normalised(env_id, returns)
+    return (returns, False) if scores is None else (list(scores), True)
+
+
+def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(), bootstrap=intervals.Bootstrap()):
+    """(the Markdown of the interval estimates, {condition: ((runs x envs) matrix of normalised scores, its aggregate
+    Scores)} of the conditions aggregated over every shown env that has the normalisation's numbers): per condition and env, and
+    aggregated over those envs, the IQM and the mean of the scores at each env's final step with their CIs,
+    and P(condition > its baseline) with its CI (the baseline run at its training settings, as in the env tables)."""
+    final_steps = {}
+    for env_id in envs:
+        env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
+        if env_runs:
+            final_steps[env_id] = table_steps(env_runs, steps_asked)[-1]
+    normalisable = [e for e in envs if e in final_steps and intervals.normalised(e, []) is not None]
+    baseline_name, ci = label(baseline), f"{bootstrap.confidence:.1%}".replace(".0%", "%") + " CI"
+    lines = [f"### Interval estimates at the final step: IQM and mean, P(X > {baseline_name})", "",
+             f"| condition | env | step | runs | IQM [{ci}] | mean [{ci}] | P(X > {baseline_name}) [{ci}] |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    notes, matrices, raw_envs = Footnotes(), {}, []
+    for condition in conditions:
+        envs_here = [e for e in envs if (e, condition) in groups and e in final_steps]
+        columns, normalised_here = {}, {}
+        for env_id in envs_here:
+            columns[env_id], normalised_here[env_id] = final_scores(groups, env_id, condition, final_steps[env_id])
+        envs_here = [e for e in envs_here if columns[e]]
+        if not envs_here:
+            continue
+        aggregate, per_env = intervals.score_estimates([columns[e] for e in envs_here], bootstrap)
+        # P(X > baseline): per env against the baseline run at its training settings; one bootstrap for every env
+        # where that is the baseline in each (and a second for the aggregate only where the envs differ)
+        references = {e: reference_baseline(e, condition, baseline, groups)[0] for e in envs_here}
+        reference_columns = {e: final_scores(groups, e, references[e], final_steps[e])[0] for e in envs_here
+                             if references[e] not in (None, condition)}  # fmt: skip
+        reference_columns = {e: scores for e, scores in reference_columns.items() if scores}
+        improvement, aggregate_improvement = {}, None
+        if list(reference_columns) == envs_here and all(references[e] == baseline for e in envs_here):
+            aggregate_improvement, found = intervals.improvement_estimates([columns[e] for e in envs_here],
+                                                                           list(reference_columns.values()), bootstrap)  # fmt: skip
+            improvement = dict(zip(envs_here, found))
+        else:
+            for env_id, scores in reference_columns.items():
+                improvement[env_id] = intervals.improvement_estimates([columns[env_id]], [scores], bootstrap)[1][0]
+        for env_id, scores in zip(envs_here, per_env):
+            versus = format_estimate(improvement.get(env_id))
+            if env_id in improvement and references[env_id] != baseline:
+                versus += notes.mark(f"Against {label(references[env_id])}, the baseline run at its training settings.")
+            decimals = 2 if normalised_here[env_id] else 1
+            if not normalised_here[env_id]:
+                raw_envs.append(env_id)
+            lines.append(f"| {label(condition)} | {env_id} | {format_steps(final_steps[env_id])} | {len(columns[env_id])} | "
+                         f"{format_estimate(scores.iqm, decimals)} | {format_estimate(scores.mean, decimals)} | {versus} |")  # fmt: skip
+        # aggregated over every shown env with the normalisation's numbers, where this condition has runs in each
+        if not normalisable or any(e not in envs_here or not normalised_here[e] for e in normalisable):
+            continue  # no runs in some env: its aggregate would not be the others'
+        if envs_here != normalisable:  # the bootstraps above took other envs too
+            aggregate = intervals.score_estimates([columns[e] for e in normalisable], bootstrap)[0]
+            aggregate_improvement = None
+            if all(e in reference_columns and references[e] == baseline for e in normalisable):
+                aggregate_improvement = intervals.improvement_estimates([columns[e] for e in normalisable],
+                                                                        [reference_columns[e] for e in normalisable], bootstrap)[0]  # fmt: skip
+        if aggregate is None:
+            counts = ", ".join(str(len(columns[e])) for e in normalisable)
+            mark = notes.mark(f"No aggregate: the runs per env differ ({counts}), and the stratified bootstrap needs as many in each.")
+            lines.append(f"| {label(condition)} | aggregate{mark} | | | — | — | — |")
+            continue
+        matrices[condition] = (np.stack([columns[e] for e in normalisable], axis=1), aggregate)
+        if len(normalisable) > 1:
+            lines.append(f"| {label(condition)} | aggregate ({len(normalisable)} envs) | | {sum(len(columns[e]) for e in normalisable)} | "
+                         f"{format_estimate(aggregate.iqm)} | {format_estimate(aggregate.mean)} | {format_estimate(aggregate_improvement)} |")  # fmt: skip
+    lines.append("")
+    lines += notes.lines()
+    constants = ", ".join(f"{e} {intervals.RANDOM_RETURN[e]:g} and {intervals.REFERENCE_RETURN[e]:g}" for e in normalisable)
+    lines.append(("Normalised score: (R - R_random) / (R_ref - R_random) of each run's return R at its env's final step (R_random: "
+                  "uniform random actions; R_ref: MR.Q's published mean return at 1M steps" + (f"; here {constants}" if constants else "")
+                  + "), 0 for random actions, 1 for MR.Q at 1M.") + (f" {', '.join(dict.fromkeys(raw_envs))}: the return, "
+                  "unnormalised (no R_random and R_ref for it)." if raw_envs else ""))  # fmt: skip
+    lines.append(f"IQM: the mean of the middle half of the runs' scores (an aggregate pools every env's runs); mean: the mean over "
+                 f"envs of each env's mean. P(X > Y): the chance that a run of X scores above a run of Y (a tie counts a half), "
+                 f"averaged over envs; a claim that X improves on Y needs its CI above 0.5 (docs/preregistration.md). {ci}s: "
+                 f"stratified bootstrap over the runs of each env (rliable), {bootstrap.resamples:,} resamples, seed {bootstrap.seed}.")  # fmt: skip
+    lines.append("")
+    return "\n".join(lines), matrices
 
 
 # ---- Tables quoted in a document
@@ -230,26 +336,33 @@ def quote_tables(document, tables_dir):
 
 def run_list(records):
     """The list of runs, as Markdown, from exported run records (camel_utils.results.runs.exported_runs): one row per
-    env and condition with its label, seeds, steps and final returns, then the totals. Written by scripts/figures.sh
-    to docs/results/runs.md, so that it always says what is committed."""
+    env, condition and guide file with its label, seeds, steps and final returns, then the totals; runs under way
+    (exported with "finished": null) are listed once they finish. Written by scripts/figures.sh to
+    docs/results/runs.md, so that it always says what is committed."""
     groups = {}
-    for record in records:
-        groups.setdefault((record["env_id"], record["condition"]), []).append(record)
-    total_steps = sum(int(r.get("total_timesteps") or 0) for r in records)
-    cpus = sorted({r["finished"].get("cpu") for r in records if (r.get("finished") or {}).get("cpu")})
+    finished_records = [record for record in records if record.get("finished") is not None]
+    for record in finished_records:
+        guide = guide_file(record["finished"], record.get("hyperparameters") or {})
+        groups.setdefault((record["env_id"], record["condition"], guide.path if guide else ""), []).append(record)
+    total_steps = sum(int(r.get("total_timesteps") or 0) for r in finished_records)
+    cpus = sorted({r["finished"].get("cpu") for r in finished_records if r["finished"].get("cpu")})
     lines = ["# The committed runs", "",
-             f"Generated by scripts/figures.sh from docs/results/runs/ (do not edit): {len(records)} runs, "
-             f"{total_steps / 1e6:.2f}M environment steps in all. Each row: an env and condition (camel_utils/conditions.py "
-             "names them), its seeds, the steps per run and each seed's unmasked evaluation return at the end.", "",
-             "| env | condition | label | seeds | steps per run | final return per seed |", "|---|---|---|---|---|---|"]  # fmt: skip
-    for env_id, condition in sorted(groups, key=lambda key: (key[0], order_key(key[1]))):
-        runs = sorted(groups[env_id, condition], key=lambda r: r["seed"])
+             f"Generated by scripts/figures.sh from docs/results/runs/ (do not edit): {len(finished_records)} finished runs, "
+             f"{total_steps / 1e6:.2f}M environment steps in all (runs under way are listed when they finish). Each row: an "
+             "env, a condition (camel_utils/conditions.py names them) and the guide file its runs recorded, its seeds, the "
+             "steps per run and each seed's unmasked evaluation return at the end.", "",
+             "| env | condition | guide file | label | seeds | steps per run | final return per seed |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for env_id, condition, path in sorted(groups, key=lambda key: (key[0], order_key(key[1]), key[2])):
+        runs = sorted(groups[env_id, condition, path], key=lambda r: r["seed"])
         steps = sorted({int(r.get("total_timesteps") or 0) for r in runs})
         finals = [(r["seed"], (r.get("curves", {}).get("eval/episodic_return") or [[None, None]])[-1][1]) for r in runs]
         returns = ", ".join(f"{seed}: {value:.0f}" if value is not None else f"{seed}: -" for seed, value in finals)
-        lines.append(f"| {env_id} | {condition} | {condition_label(condition)} | {len(runs)} | "
+        guide = guide_file(runs[0]["finished"], runs[0].get("hyperparameters") or {})
+        label = condition_label(condition, guide=guide_kind(guide).label if guide else None)
+        lines.append(f"| {env_id} | {condition} | {path or '—'} | {label} | {len(runs)} | "
                      f"{', '.join(format_steps(s) for s in steps)} | {returns} |")  # fmt: skip
-    recorded = sum(1 for r in records if (r.get("finished") or {}).get("cpu"))
-    lines += ["", f"CPU model recorded by {recorded} of the {len(records)} runs (runs record it from the restructure on)"
+    recorded = sum(1 for r in finished_records if r["finished"].get("cpu"))
+    lines += ["", f"CPU model recorded by {recorded} of the {len(finished_records)} runs (runs record it from the restructure on)"
                   + (f": {', '.join(cpus)}." if cpus else "."), ""]  # fmt: skip
     return "\n".join(lines)

@@ -1,0 +1,160 @@
+"""The statistics docs/preregistration.md fixes ("Shared by every entry"), computed with rliable (Agarwal et al. 2021,
+"Deep Reinforcement Learning at the Edge of the Statistical Precipice"): from the final return of each run, the
+normalised score (R - R_random) / (R_ref - R_random); per env and aggregated over envs, the interquartile mean (IQM)
+and the mean with stratified bootstrap confidence intervals (95%, or 98.3% for an entry's three primary comparisons);
+the probability of improvement P(X > Y) of one method over another with its CI; and the performance profile (the share
+of runs above each score).
+
+The resampling and the percentile intervals are rliable's (library.get_interval_estimates, StratifiedBootstrap: runs
+resampled with replacement within each env; create_performance_profile). The scores of each resample are
+computed by iqm, mean and probability_of_improvement below: the same numbers as rliable.metrics.aggregate_iqm,
+aggregate_mean and probability_of_improvement (tests/test_results_stats.py checks it), written with NumPy alone
+because rliable's go through SciPy's wrappers (about 1 ms a call, called 50,000 times per estimate).
+rliable draws its resamples from NumPy's global generator, so each estimate seeds it (and restores it after)."""
+
+from typing import NamedTuple
+
+import numpy as np
+
+RESAMPLES = 50_000  # docs/preregistration.md: 50,000 resamples, seed 0
+SEED = 0
+CONFIDENCE = 0.95
+PROFILE_RESAMPLES = 2_000  # rliable's default for the performance profile's bands
+# R_random: the mean return of uniform random actions over 100 episodes (reset seeds 0-99, action-space seeds 0-99),
+# measured at commit d01680c (docs/preregistration.md)
+RANDOM_RETURN = {"Hopper-v4": 18.0, "Walker2d-v4": 3.0, "Ant-v4": -46.4}
+# R_ref: MR.Q's published mean return at 1M steps (Fujimoto et al. 2025, "Towards General-Purpose Model-Free
+# Reinforcement Learning", arXiv 2501.16142, 10 seeds: results/gym_results.txt of the MR.Q repository)
+REFERENCE_RETURN = {"Hopper-v4": 2693.0, "Walker2d-v4": 6040.0, "Ant-v4": 6902.0}
+
+
+def normalised(env_id, returns):
+    """(R - R_random) / (R_ref - R_random) for each return of env_id: 0 is random actions, 1 MR.Q at 1M steps;
+    None for an env without the two numbers."""
+    if env_id not in RANDOM_RETURN or env_id not in REFERENCE_RETURN:
+        return None
+    low, high = RANDOM_RETURN[env_id], REFERENCE_RETURN[env_id]
+    return (np.asarray(returns, dtype=float) - low) / (high - low)
+
+
+# ---- The scores of one resample: scores is (runs x envs)
+def iqm(scores):
+    """The interquartile mean of all the scores, runs and envs pooled: the mean of those left when the lowest and
+    the highest quarter (floor(n / 4) each) are cut, as SciPy's trim_mean(scores, 0.25, axis=None)."""
+    flat = np.sort(np.asarray(scores, dtype=float), axis=None)
+    cut = int(0.25 * flat.size)
+    return float(flat[cut : flat.size - cut].mean())
+
+
+def mean(scores):
+    """The mean over envs of each env's mean score."""
+    return float(np.asarray(scores, dtype=float).mean(axis=0).mean())
+
+
+def probability_of_improvement(scores_x, scores_y):
+    """P(X > Y): for each env, the chance that a run of X scores above a run of Y (a tie counts a half: the
+    Mann-Whitney U statistic over the n_x * n_y pairs), averaged over envs."""
+    per_env = []
+    for x, y in zip(np.asarray(scores_x, dtype=float).T, np.asarray(scores_y, dtype=float).T):
+        pairs = x[:, None] - y[None, :]
+        per_env.append((pairs > 0).mean() + 0.5 * (pairs == 0).mean())
+    return float(np.mean(per_env))
+
+
+class Estimate(NamedTuple):
+    point: float
+    low: float  # the CI's ends
+    high: float
+
+
+class Bootstrap(NamedTuple):
+    resamples: int = RESAMPLES
+    seed: int = SEED
+    confidence: float = CONFIDENCE  # docs/preregistration.md: 0.95; 0.983 for an entry's three primary comparisons
+
+
+def interval_estimates(score_dict, func, bootstrap=Bootstrap()):
+    """{key: [Estimate of each value func returns]} by rliable's stratified bootstrap (percentile intervals), with
+    NumPy's global generator seeded by the bootstrap's seed for each key."""
+    from rliable import library
+
+    estimates = {}
+    for key, scores in score_dict.items():
+        state = np.random.get_state()
+        np.random.seed(bootstrap.seed)
+        try:
+            points, intervals = library.get_interval_estimates({key: scores}, func, reps=bootstrap.resamples,
+                                                               confidence_interval_size=bootstrap.confidence)  # fmt: skip
+        finally:
+            np.random.set_state(state)
+        points, intervals = np.atleast_1d(points[key]), np.asarray(intervals[key]).reshape(2, -1)
+        estimates[key] = [Estimate(float(p), float(low), float(high)) for p, low, high in zip(points, *intervals)]
+    return estimates
+
+
+class Scores(NamedTuple):
+    iqm: Estimate
+    mean: Estimate
+
+
+def score_estimates(columns, bootstrap=Bootstrap()):
+    """(the aggregate over the columns or None, [each column's]) IQM and mean with their CIs, from one column of
+    scores per env. With as many runs in every env, one bootstrap of the (runs x envs) matrix gives the aggregate and
+    each env's (an env's estimate comes from its column of the same resamples); else each env is bootstrapped alone,
+    and there is no aggregate (rliable's stratified bootstrap needs a matrix)."""
+    columns = [np.asarray(c, dtype=float) for c in columns]
+
+    def every_estimate(scores):  # the aggregate's IQM and mean, then each env's (iqm and mean of its column, at once)
+        runs = len(scores)
+        cut = int(0.25 * runs)
+        env_iqm, env_mean = np.sort(scores, axis=0)[cut : runs - cut].mean(axis=0), scores.mean(axis=0)
+        return np.concatenate([[iqm(scores), env_mean.mean()], np.stack([env_iqm, env_mean], axis=1).ravel()])
+
+    if len({len(c) for c in columns}) == 1:
+        found = interval_estimates({"scores": np.stack(columns, axis=1)}, every_estimate, bootstrap)["scores"]
+        return Scores(*found[:2]), [Scores(*found[2 + 2 * env : 4 + 2 * env]) for env in range(len(columns))]
+    alone = [interval_estimates({"scores": c[:, None]}, every_estimate, bootstrap)["scores"] for c in columns]
+    return None, [Scores(*found[:2]) for found in alone]
+
+
+def improvement_estimates(columns_x, columns_y, bootstrap=Bootstrap()):
+    """(the aggregate or None, [each env's]) P(X > Y) with its CI, from one column of scores per env for each of X
+    and Y: X's and Y's runs resampled independently within each env (rliable's StratifiedIndependentBootstrap). As in
+    score_estimates, one bootstrap of the two matrices where every env has as many runs of X, and of Y; else each env
+    alone, and no aggregate."""
+    columns_x = [np.asarray(c, dtype=float) for c in columns_x]
+    columns_y = [np.asarray(c, dtype=float) for c in columns_y]
+
+    def every_probability(x, y):  # the aggregate, then each env's (probability_of_improvement, every env at once)
+        pairs = x[:, None, :] - y[None, :, :]
+        per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
+        return np.concatenate([[per_env.mean()], per_env])
+
+    if len({len(c) for c in columns_x}) == 1 and len({len(c) for c in columns_y}) == 1:
+        pair = [np.stack(columns_x, axis=1), np.stack(columns_y, axis=1)]
+        found = interval_estimates({"pair": pair}, every_probability, bootstrap)["pair"]
+        return found[0], found[1:]
+    alone = [interval_estimates({"pair": [x[:, None], y[:, None]]}, every_probability, bootstrap)["pair"][0]
+             for x, y in zip(columns_x, columns_y)]  # fmt: skip
+    return None, alone
+
+
+def score_distribution(scores, taus):
+    """The share of all the scores (runs and envs pooled) above each tau: rliable's run_score_deviation at every tau
+    at once (its np.vectorize over the taus takes 5 ms a resample)."""
+    return (np.asarray(scores, dtype=float).reshape(-1, 1) > np.asarray(taus)[None, :]).mean(axis=0)
+
+
+def performance_profiles(score_dict, taus, bootstrap=Bootstrap()):
+    """({key: the share of runs (of every env) scoring above each tau}, {key: its band}) by rliable's
+    create_performance_profile, score_dict holding one (runs x envs) matrix per key; at most PROFILE_RESAMPLES."""
+    from rliable import library
+
+    state = np.random.get_state()
+    np.random.seed(bootstrap.seed)
+    try:
+        return library.create_performance_profile(score_dict, taus, custom_profile_func=score_distribution,
+                                                  reps=min(bootstrap.resamples, PROFILE_RESAMPLES),
+                                                  confidence_interval_size=bootstrap.confidence)  # fmt: skip
+    finally:
+        np.random.set_state(state)
