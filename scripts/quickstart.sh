@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The first command: TD3, the paper's CAMEL and CAMEL+ on one env, then their curves in figures.
-#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1: about 7 minutes on 2 cores
+#   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1
 #   ENV_ID=Walker2d-v4 STEPS=50000 SEED=2 scripts/quickstart.sh
 # Two runs at a time, each on its own core: CAMEL+, the slowest, beside TD3, then the paper's CAMEL where TD3 ends.
-# (The 7 minutes are an estimate, not yet timed: the quickstart's CAMEL+ run alone took 5 min 42 s to 6 min 11 s on
-# one core of a 2-core AMD EPYC VM, and TD3 and the paper's CAMEL each take about 3.5 minutes at their speeds there.)
+# Its length is CAMEL+'s run: 5 min 42 s to 6 min 11 s on one core of a 2-core AMD EPYC VM with AVX-512 (the
+# quickstart of three runs as a whole is not timed yet); CAMEL+ trains at half the paper's CAMEL's speed on an
+# AVX2-only one (docs/benchmark.md), so there it takes longer.
 # While they run, each run's progress (its step, steps/s, last returns) is printed every 30 s (PROGRESS_EVERY=N: N s).
 # Writes quickstart/{ENV_ID}/: runs/ (TensorBoard logs; each run's output in its log.txt), eval.png (the agents
 # without the mask: what each has learned) and train.png (the return of the training episodes: the CAMELs' are masked
