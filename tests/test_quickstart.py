@@ -1,6 +1,7 @@
 """scripts/quickstart.sh, the README's first command: TD3, the paper's CAMEL and CAMEL+, two at a time, with their
 progress and the paths of their logs as seen from the user's folder, then their figures and tables."""
 
+import itertools
 import json
 import os
 import re
@@ -38,8 +39,9 @@ def test_quickstart_trains_td3_the_papers_camel_and_camel_plus_and_draws_them(tm
 
     for name in ("eval", "train"):
         assert (out / f"{name}.png").stat().st_size > 0
-        table = [line for line in (out / f"{name}.md").read_text().splitlines() if line.startswith("|")]
-        assert len(table) == 2 + 3  # its header and rule, then a row per method
+        lines = (out / f"{name}.md").read_text().splitlines()  # consecutive | lines make one table
+        sizes = [len(list(group)) for is_table, group in itertools.groupby(lines, lambda line: line.startswith("|")) if is_table]
+        assert sizes == [2 + 3, 2 + 3]  # the interval estimates, then the env's table: header, rule, a row per method
     assert (out / "eval.md").read_text() in result.stdout and f"figures: {out}/eval.png" in result.stdout
 
     # the commands a run prints work as printed, pasted where the user started the quickstart
