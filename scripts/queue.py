@@ -84,8 +84,13 @@ def export_path(run):
     return EXPORTS / run.experiment / f"{run.name}.json"
 
 
+def run_file(run, suffix):
+    """A file beside the run's folder: its process id (.pid) while a queue runs it, its output (.log)."""
+    return run_dir(run).parent / f"{run.name}{suffix}"
+
+
 def pid_file(run):
-    return queue_dir() / run.experiment / "runs" / f"{run.name}.pid"
+    return run_file(run, ".pid")
 
 
 def running_pid(run):
@@ -226,7 +231,7 @@ def main(argv):
             if state(run) == "checkpoint":  # a run killed before its first checkpoint starts again in its folder
                 command = [python, str(code / TRAINERS[run.method]), "--resume", f"runs/{run.name}", "--torch-threads", "1"]
             pinned = ["taskset", "-c", str(core % (os.cpu_count() or 1)), *command] if shutil.which("taskset") else command
-            log = open(home / "runs" / f"{run.name}.log", "a")
+            log = open(run_file(run, ".log"), "a")
             log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n")
             log.flush()
             environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -246,7 +251,7 @@ def main(argv):
                 print(f"queue: {run.name} finished", flush=True)
             elif code not in (130, -signal.SIGTERM):
                 failed.append(run)
-                print(f"queue: {run.name} failed (exit {code}); its output: {home_log(run)}", file=sys.stderr, flush=True)
+                print(f"queue: {run.name} failed (exit {code}); its output: {run_file(run, '.log')}", file=sys.stderr, flush=True)
         if ended or time.time() - last_export > export_every:
             written = export(list(running) + ended)
             finished = [run for run in ended if state(run) == "finished"]
@@ -259,9 +264,6 @@ def main(argv):
         return 1
     return 130 if stopping else 0
 
-
-def home_log(run):
-    return queue_dir() / run.experiment / "runs" / f"{run.name}.log"
 
 
 if __name__ == "__main__":
