@@ -121,6 +121,7 @@ if [ "$out" = docs/results ] && [ "$runs" = docs/results/runs ]; then
   "$python" plot.py runlist "$runs" --to docs/results/runs.md
   "$python" -c 'import pathlib; from camel_utils.results.tables import quote_tables; doc = pathlib.Path("docs/results.md"); doc.write_text(quote_tables(doc.read_text(), "docs/results"))'
   echo "updated the tables quoted in docs/results.md"
+  "$python" scripts/claims.py  # the claims table that opens docs/results.md, from docs/results/claims.toml
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,0 +1,312 @@
+"""The table of claims that opens docs/results.md, computed from the committed runs: each row is a question asked of
+two groups of runs (or of a group and its guide alone), and every number in it, and the word that answers it, comes
+from those runs. The rows are listed in docs/results/claims.toml; scripts/claims.py writes the table.
+
+For each env of a row: the mean of each group's metric over its seeds with a bootstrap CI (rliable's percentile
+interval, the seeds resampled with replacement), and P(X > Y), the chance that a run of X ends above a run of Y,
+with its CI (X's and Y's seeds resampled independently); over the envs, where each group has as many seeds in every
+env, P(X > Y) averaged over the envs (rliable's stratified bootstrap). A comparison reads "above" where the CI of
+P(X > Y) lies above 0.5, "below" where it lies below 0.5, and "not resolved" where it holds 0.5. Against a guide's own
+return (a fixed number, measured over 20 episodes: docs/results/guides.json) it reads "above" or "below" where the CI
+of X's mean lies wholly on one side of it."""
+
+import json
+import os
+import re
+import tomllib
+from typing import NamedTuple
+
+import numpy as np
+
+from camel_utils.conditions import format_steps
+from camel_utils.results import intervals
+from camel_utils.results.runs import guide_key, load_runs, mixed_settings, settings_differ, training_settings
+from camel_utils.results.stats import evaluation_grid, final_values, mean_over_training, values_at
+
+BEGIN, END = "<!-- claims -->", "<!-- /claims -->"
+METRICS = ("final", "mean over training", "window")
+# Free text in a row (its question and its caveat) names methods, envs and seeds, never a measured number: no
+# number of three or more digits and no decimal (the numbers are the runs')
+MIN_SEEDS = 3  # fewer seeds in a group: a bootstrap of them says nothing, and the row reads "too few seeds"
+MEASURED_NUMBER = re.compile(r"\b\d{3,}\b|\d\.\d")
+
+
+class ClaimError(ValueError):
+    """A row of the claims file that cannot be computed, said in one line."""
+
+
+class Group(NamedTuple):
+    condition: str  # a condition of the committed runs (a run's name: env__condition__seed)
+    seeds: tuple  # the seeds to take
+    label: str  # how the table names it
+    seeds_by_env: dict = {}  # {env: seeds} where an env's seeds are not `seeds`
+
+    def seeds_in(self, env_id):
+        return self.seeds_by_env.get(env_id, self.seeds)
+
+
+class Claim(NamedTuple):
+    question: str
+    x: Group
+    y: Group | None  # None: X against its guide alone
+    guide: str  # X's guide alone: its entry in docs/results/guides.json ("" for a comparison of two groups)
+    envs: tuple
+    runs: str  # the folder of exported runs
+    metric: str  # "final" (the return without the mask at the last step both groups reached), "mean over training", "window"
+    tag: str  # the scalar the metric reads
+    window: tuple  # (first step, last step) of the window metric
+    differs_in: tuple  # training settings the question itself changes (learning_starts for learning from 5k or 25k)
+    caveat: str
+    section: str  # where docs/results.md tells the whole story
+
+
+def parse_seeds(text):
+    """'1-5' or '1,3,5' (or a list) -> (1, 2, 3, 4, 5)."""
+    if isinstance(text, list):
+        return tuple(int(s) for s in text)
+    seeds = []
+    for part in str(text).split(","):
+        first, _, last = part.strip().partition("-")
+        seeds += range(int(first), int(last or first) + 1)
+    return tuple(seeds)
+
+
+def read_claims(path):
+    """The rows of a claims file (TOML: [[claim]] tables; docs/results/claims.toml says what each key means)."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    claims = []
+    for number, row in enumerate(data.get("claim", []), start=1):
+        try:
+            group = lambda g: Group(g["condition"], parse_seeds(g["seeds"]), g["label"],  # noqa: E731
+                                    {env: parse_seeds(s) for env, s in g.get("seeds_by_env", {}).items()})
+            claim = Claim(
+                question=row["question"], x=group(row["x"]), y=group(row["y"]) if "y" in row else None,
+                guide=row.get("guide", ""), envs=tuple(row["envs"]), runs=row.get("runs", data.get("runs", "docs/results/runs")),
+                metric=row.get("metric", "final"), tag=row.get("tag", "eval/episodic_return"),
+                window=tuple(row.get("window", ())), differs_in=tuple(row.get("differs_in", ())), caveat=row.get("caveat", ""), section=row.get("section", ""),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as e:
+            raise ClaimError(f"{path}: claim {number}: {type(e).__name__} {e} (each claim needs question, x, y or guide, envs)")
+        if (claim.y is None) == (not claim.guide):
+            raise ClaimError(f"{path}: claim {number} ({claim.question}): give either y (a second group) or guide (X's guide alone)")
+        if claim.metric not in METRICS or (claim.metric == "window") != bool(claim.window):
+            raise ClaimError(f"{path}: claim {number}: metric {claim.metric!r}: one of {', '.join(METRICS)} (window needs window = [first, last])")
+        for text in (claim.question, claim.caveat):
+            if MEASURED_NUMBER.search(text):
+                raise ClaimError(f"{path}: claim {number}: {text!r} writes a number by hand: the table computes them")
+        claims.append(claim)
+    return data, claims
+
+
+# ---- The runs of a group, and the metric of each
+def group_runs(found, claim, group, env_id):
+    """The finished runs of the group in the env, one guide file and one set of settings, every seed present."""
+    seeds = group.seeds_in(env_id)
+    runs = [r for r in found if r.env_id == env_id and r.condition == group.condition and r.seed in seeds and r.finished]
+    missing = sorted(set(seeds) - {r.seed for r in runs})
+    if missing:
+        raise ClaimError(f"claim '{claim.question}': {env_id} {group.condition}: no finished run of seed {', '.join(map(str, missing))} in {claim.runs}")
+    if len({guide_key(r.guide) for r in runs}) > 1 or len(runs) > len(seeds):
+        raise ClaimError(f"claim '{claim.question}': {env_id} {group.condition}: its seeds ran with different guide files")
+    mixed = mixed_settings(runs)
+    if mixed:
+        raise ClaimError(f"claim '{claim.question}': {env_id} {group.condition}: its seeds ran different settings: {'; '.join(mixed)}")
+    return sorted(runs, key=lambda r: r.seed)
+
+
+def metric_values(claim, groups):
+    """(each group's values, one per seed, and the words that say what they are), the groups' runs of one env."""
+    every = [run for runs in groups for run in runs]
+    if claim.metric == "final":
+        step = min(run.steps[-1] for run in every)
+        return [final_values(runs, step) for runs in groups], f"at {format_steps(int(step))}"
+    if claim.metric == "mean over training":
+        grid = evaluation_grid(every)
+        return [[mean_over_training(run, grid) for run in runs] for runs in groups], \
+            f"mean over training, {format_steps(int(grid[0]))}-{format_steps(int(grid[-1]))}"  # fmt: skip
+    first, last = claim.window
+    values = []
+    for runs in groups:
+        here = []
+        for run in runs:
+            inside = (run.steps >= first) & (run.steps <= last)
+            if not inside.any():
+                raise ClaimError(f"claim '{claim.question}': {run.path} has no {claim.tag} between {first} and {last}")
+            here.append(float(run.values[inside].mean()))
+        values.append(here)
+    return values, f"{claim.tag}, mean over steps {format_steps(first)}-{format_steps(last)}"
+
+
+# ---- The numbers and the words
+class EnvResult(NamedTuple):
+    env_id: str
+    what: str  # what the values are (the step, or the metric)
+    x: intervals.Estimate  # X's mean over seeds, with its CI
+    y: intervals.Estimate | float  # Y's, or the guide's own return
+    improvement: intervals.Estimate | None  # P(X > Y) with its CI (None against a guide)
+    reads: str  # above, below, not resolved
+
+
+def reading(estimate, against=0.5, seeds=MIN_SEEDS):
+    """above / below / not resolved: where the CI lies against `against` (too few seeds: under MIN_SEEDS in a group)."""
+    if seeds < MIN_SEEDS:
+        return "too few seeds"
+    if estimate.low > against:
+        return "above"
+    if estimate.high < against:
+        return "below"
+    return "not resolved"
+
+
+def pair_estimates(columns_x, columns_y, bootstrap):
+    """(P(X > Y) over the envs or None, [each env's P(X > Y)], [each env's mean of X], [each env's mean of Y]), with
+    their CIs, from one bootstrap in which X's and Y's seeds are resampled independently within each env (rliable's
+    StratifiedIndependentBootstrap); each env alone, and no P over the envs, where the seeds per env differ."""
+    envs = len(columns_x)
+
+    def every_number(x, y):  # P over the envs, each env's P, each env's mean of X and of Y
+        pairs = x[:, None, :] - y[None, :, :]
+        per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
+        return np.concatenate([[per_env.mean()], per_env, x.mean(axis=0), y.mean(axis=0)])
+
+    if len({len(c) for c in columns_x}) == 1 and len({len(c) for c in columns_y}) == 1:
+        pair = [np.stack(columns_x, axis=1), np.stack(columns_y, axis=1)]
+        found = intervals.interval_estimates({"pair": pair}, every_number, bootstrap)["pair"]
+        return (found[0] if envs > 1 else None), found[1 : 1 + envs], found[1 + envs : 1 + 2 * envs], found[1 + 2 * envs :]
+    alone = [intervals.interval_estimates({"pair": [np.asarray(x, float)[:, None], np.asarray(y, float)[:, None]]},
+                                          every_number, bootstrap)["pair"] for x, y in zip(columns_x, columns_y)]  # fmt: skip
+    return None, [a[1] for a in alone], [a[2] for a in alone], [a[3] for a in alone]
+
+
+def mean_estimates(columns, bootstrap):
+    """[each env's mean with its CI], from one stratified bootstrap of the seeds (each env alone where the seeds per
+    env differ)."""
+    def every_mean(x):
+        return np.asarray(x, float).mean(axis=0)
+
+    if len({len(c) for c in columns}) == 1:
+        return intervals.interval_estimates({"x": np.stack(columns, axis=1)}, every_mean, bootstrap)["x"]
+    return [intervals.interval_estimates({"x": np.asarray(c, float)[:, None]}, every_mean, bootstrap)["x"][0] for c in columns]
+
+
+def guide_return(claim, guides, env_id, x_runs):
+    """X's guide's own return in the env, from guides.json, checked to be of the file X's runs ran with."""
+    entry = guides.get(env_id, {}).get(claim.guide)
+    if entry is None:
+        raise ClaimError(f"claim '{claim.question}': docs/results/guides.json has no {env_id} return for {claim.guide}")
+    files = entry.get("guide", []) if isinstance(entry, dict) else []
+    files = {os.path.normpath(f) for f in ([files] if isinstance(files, str) else files)}
+    strays = sorted({r.guide.path if r.guide else "no guide" for r in x_runs
+                     if files and (r.guide is None or os.path.normpath(r.guide.path) not in files)})  # fmt: skip
+    if strays:
+        raise ClaimError(f"claim '{claim.question}': {env_id}: guides.json's {claim.guide} return is of {', '.join(sorted(files))}, "
+                         f"the runs ran {', '.join(strays)}")  # fmt: skip
+    return float(entry["return"] if isinstance(entry, dict) else entry)
+
+
+def compute(claim, found, guides, bootstrap):
+    """(the per-env results, P(X > Y) over the envs or None)."""
+    columns_x, columns_y, whats = [], [], []
+    for env_id in claim.envs:
+        x_runs = group_runs(found, claim, claim.x, env_id)
+        if claim.y is None:
+            (x_values,), what = metric_values(claim, [x_runs])
+            columns_y.append(guide_return(claim, guides, env_id, x_runs))
+        else:
+            y_runs = group_runs(found, claim, claim.y, env_id)
+            differ = [d for d in settings_differ(training_settings(x_runs), training_settings(y_runs)) if d[0] not in claim.differs_in]
+            if differ:
+                raise ClaimError(f"claim '{claim.question}': {env_id}: the groups ran different training settings: "
+                                 + ", ".join(f"{name} {a} against {b}" for name, a, b in differ))  # fmt: skip
+            (x_values, y_values), what = metric_values(claim, [x_runs, y_runs])
+            columns_y.append(y_values)
+        columns_x.append(x_values)
+        whats.append(what)
+    if claim.y is None:
+        x_means = mean_estimates(columns_x, bootstrap)
+        return [EnvResult(env_id, what, x, against, None, reading(x, against, len(values)))
+                for env_id, what, x, against, values in zip(claim.envs, whats, x_means, columns_y, columns_x)], None  # fmt: skip
+    overall, improvements, x_means, y_means = pair_estimates(columns_x, columns_y, bootstrap)
+    fewest = [min(len(x), len(y)) for x, y in zip(columns_x, columns_y)]
+    return [EnvResult(env_id, what, x, y, p, reading(p, seeds=n))
+            for env_id, what, x, y, p, n in zip(claim.envs, whats, x_means, y_means, improvements, fewest)], overall  # fmt: skip
+
+
+def short_env(env_id):
+    return env_id.split("-v")[0]
+
+
+def seeds_text(seeds):
+    seeds = sorted(seeds)
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def group_seeds_text(group, envs):
+    """seeds 1-5, or seeds 11-15 (Walker2d 11-13) where an env's differ."""
+    others = [f"{short_env(e)} {seeds_text(group.seeds_in(e))}" for e in envs if group.seeds_in(e) != group.seeds]
+    return f"seed{'s' if len(group.seeds) > 1 else ''} {seeds_text(group.seeds)}" + (f" ({', '.join(others)})" if others else "")
+
+
+def estimate_text(estimate):
+    return f"{estimate.point:.0f} [{estimate.low:.0f}, {estimate.high:.0f}]"
+
+
+def row_markdown(claim, results, overall):
+    x, y = claim.x, claim.y
+    groups = f"{x.label} ({group_seeds_text(x, claim.envs)})"
+    groups += f" against {y.label} ({group_seeds_text(y, claim.envs)})" if y else " against its guide alone (20 episodes)"
+    numbers, words = [], []
+    for r in results:
+        if y is None:
+            numbers.append(f"{short_env(r.env_id)} {r.what}: {estimate_text(r.x)} against {r.y:.0f}")
+        else:
+            numbers.append(f"{short_env(r.env_id)} {r.what}: {estimate_text(r.x)} against {estimate_text(r.y)}; "
+                           f"P(X > Y) {r.improvement.point:.2f} [{r.improvement.low:.2f}, {r.improvement.high:.2f}]")  # fmt: skip
+    by_word = {}
+    for r in results:
+        by_word.setdefault(r.reads, []).append(short_env(r.env_id))
+    words = [f"{word} on {', '.join(envs)}" for word, envs in by_word.items()]
+    if overall is not None:
+        numbers.append(f"over the envs: P(X > Y) {overall.point:.2f} [{overall.low:.2f}, {overall.high:.2f}]")
+        few = any(r.reads == "too few seeds" for r in results)
+        words.append(f"over the envs {'too few seeds' if few else reading(overall)}")
+    question = claim.question + (f" ({claim.caveat})" if claim.caveat else "")
+    where = f"[more](#{claim.section.lstrip('#')})" if claim.section else ""
+    return f"| {question} | {groups} | {'<br>'.join(numbers)} | {'; '.join(words)} | {where} |"
+
+
+def claims_markdown(path, repo="."):
+    """The claims table for the claims file at `path` (the runs' folders relative to `repo`)."""
+    data, claims = read_claims(path)
+    resamples = int(data.get("bootstrap_resamples", intervals.RESAMPLES))
+    confidence = float(data.get("confidence", intervals.CONFIDENCE))
+    bootstrap = intervals.Bootstrap(resamples, int(data.get("seed", intervals.SEED)), confidence)
+    with open(os.path.join(repo, data.get("guide_returns", "docs/results/guides.json"))) as f:
+        guides = json.load(f)
+    loaded = {}
+    ci = f"{confidence:.1%}".replace(".0%", "%")
+    lines = [f"Each number is a mean over seeds with its {ci} bootstrap CI ({resamples:,} resamples, seed {bootstrap.seed}); "
+             "P(X > Y) is the chance that a run of the first group ends above a run of the second, with its CI. A "
+             "comparison reads **above** or **below** where that CI lies wholly on one side of 0.5 (against a guide "
+             "alone: where the CI of the mean lies wholly on one side of the guide's return), else **not resolved**; "
+             f"a group of fewer than {MIN_SEEDS} seeds reads **too few seeds**. "
+             "Written by `scripts/claims.py` from the rows of `docs/results/claims.toml` and the committed runs.",
+             "", "| question | runs | numbers | reads | where |", "|---|---|---|---|---|"]  # fmt: skip
+    for claim in claims:
+        key = (claim.runs, claim.tag)
+        if key not in loaded:
+            loaded[key] = load_runs([os.path.join(repo, claim.runs)], claim.tag).runs
+        results, overall = compute(claim, loaded[key], guides, bootstrap)
+        lines.append(row_markdown(claim, results, overall))
+    return "\n".join(lines) + "\n"
+
+
+def replace_claims(document, table):
+    """The document with the text between its claims markers replaced by `table`."""
+    start, end = document.find(BEGIN), document.find(END)
+    if start < 0 or end < start:
+        raise ClaimError(f"the document has no {BEGIN} ... {END} markers")
+    return document[: start + len(BEGIN)] + "\n" + table + document[end:]

@@ -1,0 +1,153 @@
+"""The claims table of docs/results.md: every number and word in it computed from runs (scripts/claims.py)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from camel_utils.results.claims import ClaimError, claims_markdown, read_claims, replace_claims
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GUIDE = ("policies/hopper.py", "a" * 64)
+
+
+def exported_run(folder, env_id, condition, seed, evaluations, training=None, guide=GUIDE, learning_starts=5000):
+    """An exported run file (camel-run/1): `evaluations` and `training` are [(step, return)]."""
+    name = f"{env_id}__{condition}__{seed}"
+    curves = {"eval/episodic_return": [list(p) for p in evaluations]}
+    if training:
+        curves["charts/episodic_return"] = [list(p) for p in training]
+    record = {"format": "camel-run/1", "run_name": name, "env_id": env_id, "condition": condition, "seed": seed,
+              "total_timesteps": evaluations[-1][0], "binned": {}, "curves": curves,
+              "hyperparameters": {"exp_name": condition, "seed": str(seed), "env_id": env_id, "learning_starts": str(learning_starts),
+                                  "llm_policy": guide[0] if guide else "None"},
+              "finished": {"run_name": name, "env_id": env_id, "exp_name": condition, "seed": seed,
+                           "guide_file": {"path": guide[0], "sha256": guide[1]} if guide else None}}  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(record))
+
+
+def claims_file(tmp_path, rows, resamples=200):
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"mine": {"return": 1000.0, "guide": "policies/hopper.py"}}}))
+    text = f'runs = "{tmp_path / "runs"}"\nguide_returns = "{guides}"\nbootstrap_resamples = {resamples}\n\n'
+    path = tmp_path / "claims.toml"
+    path.write_text(text + "\n".join(f"[[claim]]\n{row}\n" for row in rows))
+    return path
+
+
+X_AGAINST_Y = '''question = "Does x end above y?"
+x = { condition = "x", seeds = "1-3", label = "X" }
+y = { condition = "y", seeds = "1-3", label = "Y" }
+envs = ["Hopper-v4"]'''
+
+
+@pytest.fixture
+def runs(tmp_path):
+    for seed, (x, y) in enumerate([(300, 50), (200, 150), (100, 250)], start=1):
+        exported_run(tmp_path / "runs", "Hopper-v4", "x", seed, [(5000, 0.0), (10000, x)],
+                     training=[(0, 1.0), (5000, 2.0), (10000, 3.0), (30000, 4.0)])  # fmt: skip
+        exported_run(tmp_path / "runs", "Hopper-v4", "y", seed, [(5000, 0.0), (10000, y)], guide=None)
+    return tmp_path / "runs"
+
+
+def test_comparison_gives_the_means_and_the_probability_of_improvement_computed_by_hand(tmp_path, runs):
+    table = claims_markdown(claims_file(tmp_path, [X_AGAINST_Y]))
+    row = table.splitlines()[-1]
+    # means 200 and 150; P(X > Y): of the 9 pairs, X wins 3 + 2 + 1 = 6
+    assert "Hopper at 10k: 200 [" in row and "against 150 [" in row and "P(X > Y) 0.67 [" in row
+    assert "not resolved on Hopper" in row and "X (seeds 1-3) against Y (seeds 1-3)" in row
+
+
+def test_every_seed_above_reads_above_and_against_a_guide_reads_from_the_mean(tmp_path, runs):
+    for seed in (1, 2, 3):
+        exported_run(runs, "Hopper-v4", "low", seed, [(5000, 0.0), (10000, 10.0 * seed)])
+    rows = [X_AGAINST_Y.replace('condition = "y"', 'condition = "low"'),
+            'question = "Does x end above its guide?"\nx = { condition = "x", seeds = "1-3", label = "X" }\nguide = "mine"\nenvs = ["Hopper-v4"]']
+    table = claims_markdown(claims_file(tmp_path, rows)).splitlines()
+    assert "P(X > Y) 1.00 [1.00, 1.00]" in table[-2] and "above on Hopper" in table[-2]
+    # the guide returns 1000: every resampled mean of 100, 200, 300 lies below it
+    assert "200 [" in table[-1] and "against 1000" in table[-1] and "below on Hopper" in table[-1]
+
+
+def test_window_and_mean_over_training_metrics_computed_by_hand(tmp_path, runs):
+    window = X_AGAINST_Y + '\nmetric = "window"\ntag = "charts/episodic_return"\nwindow = [5000, 25000]'
+    training = X_AGAINST_Y + '\nmetric = "mean over training"'
+    for seed in (1, 2, 3):  # y's runs need the training curve too
+        exported_run(runs, "Hopper-v4", "y", seed, [(5000, 0.0), (10000, 0.0)], training=[(5000, 1.0), (10000, 1.0)], guide=None)
+    table = claims_markdown(claims_file(tmp_path, [window, training])).splitlines()
+    # the training returns at 5k and 10k are 2 and 3: their mean 2.5 (shown rounded: 2), y's 1
+    assert "mean over steps 5k-25k: 2 [2, 2] against 1 [1, 1]" in table[-2]
+    # x's evaluations 0 at 5k and 300/200/100 at 10k: the trapezoid's mean over 5k-10k is 150/100/50, mean 100
+    assert "mean over training, 5k-10k: 100 [" in table[-1] and "against 0 [0, 0]" in table[-1]
+
+
+def test_a_group_keeps_its_own_seeds_per_env(tmp_path, runs):
+    row = X_AGAINST_Y.replace('label = "Y" }', 'label = "Y", seeds_by_env = { "Hopper-v4" = "1,3" } }')
+    table = claims_markdown(claims_file(tmp_path, [row])).splitlines()
+    # y's seeds 1 and 3 return 50 and 250: mean 150; X wins 2 + 1 + 1 of 6 pairs
+    assert "Y (seeds 1-3 (Hopper 1, 3))" in table[-1] and "P(X > Y) 0.67" in table[-1]
+
+
+def test_a_group_of_fewer_than_three_seeds_reads_too_few_seeds(tmp_path, runs):
+    row = X_AGAINST_Y.replace('seeds = "1-3", label = "X"', 'seeds = "1,2", label = "X"')
+    table = claims_markdown(claims_file(tmp_path, [row])).splitlines()
+    # x's seeds 1 and 2 (300, 200) beat y's 50, 150, 250 in 3 + 2 of 6 pairs, and still no reading
+    assert "X (seeds 1, 2)" in table[-1] and "P(X > Y) 0.83" in table[-1] and "too few seeds on Hopper" in table[-1]
+
+
+@pytest.mark.parametrize("row, words", [
+    (X_AGAINST_Y.replace('seeds = "1-3", label = "X"', 'seeds = "1-4", label = "X"'), "no finished run of seed 4"),
+    (X_AGAINST_Y.replace("Does x end above y?", "Does x end above y, 1173 against 475?"), "writes a number by hand"),
+    (X_AGAINST_Y + '\nguide = "mine"', "give either y"),
+    (X_AGAINST_Y + '\nmetric = "auc"', "metric 'auc'"),
+])  # fmt: skip
+def test_a_row_that_cannot_be_computed_is_refused_in_one_line(tmp_path, runs, row, words):
+    with pytest.raises(ClaimError, match=words):
+        claims_markdown(claims_file(tmp_path, [row]))
+
+
+def test_groups_that_ran_other_training_settings_are_refused_unless_the_question_names_them(tmp_path, runs):
+    for seed in (1, 2, 3):
+        exported_run(runs, "Hopper-v4", "late", seed, [(5000, 0.0), (10000, 5.0)], learning_starts=25000)
+    row = X_AGAINST_Y.replace('condition = "y"', 'condition = "late"')
+    with pytest.raises(ClaimError, match="learning_starts 5000 against 25000"):
+        claims_markdown(claims_file(tmp_path, [row]))
+    assert "above on Hopper" in claims_markdown(claims_file(tmp_path, [row + '\ndiffers_in = ["learning_starts"]']))
+
+
+def test_seeds_of_one_group_with_different_guide_files_are_refused(tmp_path, runs):
+    exported_run(runs, "Hopper-v4", "x", 3, [(5000, 0.0), (10000, 100.0)], guide=("policies/tuned/hopper.py", "b" * 64))
+    with pytest.raises(ClaimError, match="different guide files"):
+        claims_markdown(claims_file(tmp_path, [X_AGAINST_Y]))
+
+
+def test_check_fails_on_a_hand_edited_number_and_the_script_writes_the_table_back(tmp_path, runs):
+    claims = claims_file(tmp_path, [X_AGAINST_Y])
+    document = tmp_path / "results.md"
+    document.write_text("# Results\n\n<!-- claims -->\nold\n<!-- /claims -->\n\n## More\n")
+    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
+    done = subprocess.run(script, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = document.read_text()
+    assert written.startswith("# Results\n\n<!-- claims -->\n") and written.endswith("<!-- /claims -->\n\n## More\n")
+    assert "P(X > Y) 0.67" in written
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
+    document.write_text(written.replace("P(X > Y) 0.67", "P(X > Y) 0.97"))
+    checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    assert checked.returncode == 1 and "python scripts/claims.py" in checked.stderr
+
+
+def test_a_document_without_markers_is_refused():
+    with pytest.raises(ClaimError, match="no <!-- claims -->"):
+        replace_claims("# Results\n", "table\n")
+
+
+def test_the_committed_claims_table_is_what_the_committed_runs_give():
+    _, claims = read_claims(os.path.join(REPO, "docs", "results", "claims.toml"))
+    assert len(claims) >= 30
+    checked = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--check"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
