@@ -5,6 +5,8 @@
     python plot.py runs/ --conditions baseline camel mine --label "mine=paper's CAMEL, my guide"
     python plot.py export runs/ --to docs/results/runs      # one small JSON file per finished run not yet exported
     python plot.py docs/results/experiments/L100                   # a registered experiment, from its committed files alone
+    python plot.py budget docs/results/experiments/B1M --speeds benchmarks/results/three_trainers_pinned_amd_avx2.json
+                                                            # B1M's report: 1M curves, estimates at 100k/300k/1M, hours to TD3's return
     scripts/figures.sh                                      # every figure and table of docs/results.md again
 
 Plotting reads `eval/episodic_return` (the trainers' unmasked evaluation; --tag for another scalar) of every finished
@@ -84,8 +86,17 @@ charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at 
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.
 
+Budget (`python plot.py budget RUNS_DIR... [--speeds BENCHMARK.json]`, experiment B1M of docs/preregistration.md):
+reads the runs as plotting does and writes {name}.png, .svg and .pdf (the return without the mask to 1M steps, a panel
+per env, the mean and range over seeds, MR.Q's and TD7's published 1M returns marked) and {name}.md: the interval
+estimates above at each of --steps (100k, 300k, 1M) where every run of the env reached it (else how many seeds did),
+the mean return there, the published returns (MR.Q, TD7, DR.Q, CleanRL's TD3) with their sources, and with --speeds
+the time to a return: the first step each method's mean curve reaches the --reference's mean return at each of
+--target-steps, and the hours that takes at its trainer's steps/s in that benchmarks/benchmark.py file
+(camel_utils/results/budget.py).
+
 The work is done in camel_utils/results/ (runs.py reads runs, provenance.py names their guides, export.py writes them,
-stats.py and intervals.py compute, tables.py and figures.py write the outputs); this file is the command line.
+stats.py and intervals.py compute, tables.py, figures.py and budget.py write the outputs); this file is the command line.
 """
 
 import os
@@ -101,6 +112,7 @@ import tyro
 
 from camel_utils.conditions import condition_label, order_key
 from camel_utils.results import intervals
+from camel_utils.results.budget import budget_markdown, draw_budget_figure, method_speeds, read_speeds
 from camel_utils.results.export import export_runs, listing, plural
 from camel_utils.results.figures import condition_of, draw_figure, draw_interval_figures
 from camel_utils.results.guides import other_guides, read_guide_returns
@@ -111,6 +123,7 @@ from camel_utils.results.tables import format_steps, interval_markdown, results_
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
 DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
+BUDGET_TAG = "eval/episodic_return"  # the budget's metric: the return without the mask
 
 
 def hint(default):
@@ -122,7 +135,7 @@ def hint(default):
 class Args:
     """Draw the paper's figure and results table from run folders and exported runs.
     `python plot.py export RUNS_DIR --to FOLDER` exports finished runs as small files, `python plot.py runlist`
-    lists the exported runs in Markdown (see their --help)."""
+    lists the exported runs in Markdown, `python plot.py budget` reports experiment B1M (see their --help)."""
 
     runs_dirs: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS_DIR...")] = ("runs",)
     """folders that hold run folders and exported run files (searched recursively)"""
@@ -290,6 +303,72 @@ def guide_files_of(runs):
                   for guide, seeds in files.values())  # fmt: skip
 
 
+class InputError(Exception):
+    """What is wrong with a command's input, in one line: printed as `error: ...`, and the command exits 1."""
+
+
+def read_groups(runs_dirs, tag, include_unfinished, custom_labels=None, chosen_seeds=None,
+                absent_hint="run a sweep first (e.g. scripts/hopper.sh)"):  # fmt: skip
+    """({(env_id, condition): runs}, {condition: label}) of every run with `tag` under the folders (finished ones, and
+    runs under way with include_unfinished; only the --seeds chosen of a condition), each under its run name or,
+    where one name's runs had guides of more than one kind, its name and the guide's tag (name_series). Says in one
+    line each what it passed over; InputError for a folder that is not there, two methods under one name, or no runs."""
+    where = ", ".join(runs_dirs)
+    absent = [d for d in runs_dirs if not os.path.exists(d)]
+    if absent:
+        raise InputError(f"{', '.join(absent)}: no such folder; {absent_hint}")
+    found = load_runs(runs_dirs, tag)
+    if found.conflicts:  # averaging them, or keeping one, would put one method's curve under another's name
+        raise InputError(f"{found.conflicts[0]}. Give each its own --exp-name, or plot the folders apart")
+    for note in found.notes:
+        print(f"note: {note}")
+    if found.unidentified:
+        print(f"note: left out {plural(len(found.unidentified), 'folder')} whose names are not {{env_id}}__{{exp_name}}__{{seed}} "
+              f"and that logged no hyperparameters: {listing(found.unidentified)}")  # fmt: skip
+    if found.empty:
+        done = sum(finished for _, finished in found.empty)
+        print(f"note: skipped {plural(len(found.empty), 'run')} with no {tag} yet ({len(found.empty) - done} not finished, "
+              f"{done} finished; a failed start says why in its log.txt): {listing([p for p, _ in found.empty])}")  # fmt: skip
+    unfinished = [run.path for run in found.runs if not run.finished]
+    if unfinished and not include_unfinished:
+        print(f"note: left out {plural(len(unfinished), 'run')} not finished (no finished.json; exported with \"finished\": null): "
+              f"{listing(unfinished)}; --include-unfinished shows them")  # fmt: skip
+    shown_runs = [run for run in found.runs if run.finished or include_unfinished]
+    if not shown_runs:
+        under_way = f" ({plural(len(unfinished), 'run')} under way: --include-unfinished)" if unfinished else ""
+        raise InputError(f"no runs with {tag} under {where}{under_way}; nothing to plot")
+    chosen_seeds = chosen_seeds or {}
+    for condition, seeds in chosen_seeds.items():
+        left_out = sorted({run.seed for run in shown_runs if run.condition == condition} - seeds)
+        print(f"note: '{condition}': only seeds {' '.join(map(str, sorted(seeds)))} (--seeds)"
+              + (f"; left out seed {' '.join(map(str, left_out))}" if left_out else ""))  # fmt: skip
+    shown_runs = [run for run in shown_runs if run.condition not in chosen_seeds or run.seed in chosen_seeds[run.condition]]
+    # one condition per name, or per name and guide where one name's runs had guides of more than one kind
+    named, labels = name_series(shown_runs, custom_labels or {})
+    groups = {}  # every run found: the shown conditions, and any other a condition may be compared with
+    for series, run in named:
+        groups.setdefault((run.env_id, series), []).append(run)
+    return groups, labels
+
+
+def refuse_mixed(groups, conditions, labels):
+    """InputError for the first env and condition of `conditions` whose seeds differ in an algorithm setting or ran
+    with different guide files under one label: averaging them would mix two experiments under one name."""
+    for (env_id, condition), group in groups.items():
+        if condition not in conditions:
+            continue
+        mixed = mixed_settings(group)
+        if mixed:
+            raise InputError(f"the {env_id} runs of '{condition}' were run with different settings: {'; '.join(mixed)}. "
+                             "Give each setting its own condition name (the sweep's VARIANT), keep one setting's seeds with "
+                             f"--seeds {condition_of(condition)}=A-B, or plot the folders apart")  # fmt: skip
+        files = guide_files_of(group)
+        if len(files) > 1:  # two guides under one label: neither averaged together nor one kept
+            raise InputError(f"the {env_id} runs of '{condition}' ({labels[condition]}) ran with different guide files: "
+                             f"{', '.join(files)}. Keep one file's seeds with --seeds {condition_of(condition)}=A-B, label each file apart "
+                             f"with --label '{condition_of(condition)}@FILE=TEXT', or plot the folders apart")  # fmt: skip
+
+
 def found_report(groups, envs, conditions, label, baseline):
     """What was found, and what is missing: absent conditions, seeds that other conditions have, short runs."""
     lines, missing = [], []
@@ -321,10 +400,6 @@ def found_report(groups, envs, conditions, label, baseline):
 def main(args):
     # ---- Check the options before reading any run
     where = ", ".join(args.runs_dirs)
-    absent = [d for d in args.runs_dirs if not os.path.exists(d)]
-    if absent:
-        print(f"error: {', '.join(absent)}: no such folder; run a sweep first (e.g. scripts/hopper.sh)", file=sys.stderr)
-        return 1
     try:
         custom_labels = parse_labels(args.label)
         chosen_seeds = parse_seeds(args.seeds)
@@ -338,39 +413,12 @@ def main(args):
         return 1
     bootstrap = intervals.Bootstrap(args.bootstrap_resamples, args.seed, args.confidence)
 
-    # ---- Find the runs, and say in one line each what was passed over
-    found = load_runs(args.runs_dirs, args.tag)
-    if found.conflicts:  # averaging them, or keeping one, would put one method's curve under another's name
-        print(f"error: {found.conflicts[0]}. Give each its own --exp-name, or plot the folders apart", file=sys.stderr)
+    # ---- Find the runs, say in one line each what was passed over, and group them by env and condition
+    try:
+        groups, labels = read_groups(args.runs_dirs, args.tag, args.include_unfinished, custom_labels, chosen_seeds)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
-    for note in found.notes:
-        print(f"note: {note}")
-    if found.unidentified:
-        print(f"note: left out {plural(len(found.unidentified), 'folder')} whose names are not {{env_id}}__{{exp_name}}__{{seed}} "
-              f"and that logged no hyperparameters: {listing(found.unidentified)}")  # fmt: skip
-    if found.empty:
-        done = sum(finished for _, finished in found.empty)
-        print(f"note: skipped {plural(len(found.empty), 'run')} with no {args.tag} yet ({len(found.empty) - done} not finished, "
-              f"{done} finished; a failed start says why in its log.txt): {listing([p for p, _ in found.empty])}")  # fmt: skip
-    unfinished = [run.path for run in found.runs if not run.finished]
-    if unfinished and not args.include_unfinished:
-        print(f"note: left out {plural(len(unfinished), 'run')} not finished (no finished.json; exported with \"finished\": null): "
-              f"{listing(unfinished)}; --include-unfinished shows them")  # fmt: skip
-    shown_runs = [run for run in found.runs if run.finished or args.include_unfinished]
-    if not shown_runs:
-        under_way = f" ({plural(len(unfinished), 'run')} under way: --include-unfinished)" if unfinished else ""
-        print(f"error: no runs with {args.tag} under {where}{under_way}; nothing to plot", file=sys.stderr)
-        return 1
-    for condition, seeds in chosen_seeds.items():
-        left_out = sorted({run.seed for run in shown_runs if run.condition == condition} - seeds)
-        print(f"note: '{condition}': only seeds {' '.join(map(str, sorted(seeds)))} (--seeds)"
-              + (f"; left out seed {' '.join(map(str, left_out))}" if left_out else ""))  # fmt: skip
-    shown_runs = [run for run in shown_runs if run.condition not in chosen_seeds or run.seed in chosen_seeds[run.condition]]
-    # one condition per name, or per name and guide where one name's runs had guides of more than one kind
-    named, labels = name_series(shown_runs, custom_labels)
-    groups = {}  # every run found: the shown conditions, and any other a condition may be compared with
-    for series, run in named:
-        groups.setdefault((run.env_id, series), []).append(run)
 
     # ---- Choose the envs and conditions to show, refuse a mix of settings or guide files under one name, say what is there
     found_conditions = {series for _, series in groups}
@@ -389,21 +437,11 @@ def main(args):
         return 1
     for missing_name in [c for c in args.conditions if not resolve_name(c, found_conditions)]:
         print(f"note: no runs of condition '{missing_name}' under {where}")
-    for (env_id, condition), group in groups.items():
-        if condition not in conditions and condition != baseline:
-            continue
-        mixed = mixed_settings(group)
-        if mixed:  # averaging over them would mix two experiments under one name
-            print(f"error: the {env_id} runs of '{condition}' were run with different settings: {'; '.join(mixed)}. "
-                  "Give each setting its own condition name (the sweep's VARIANT), keep one setting's seeds with "
-                  f"--seeds {condition_of(condition)}=A-B, or plot the folders apart", file=sys.stderr)  # fmt: skip
-            return 1
-        files = guide_files_of(group)
-        if len(files) > 1:  # two guides under one label: neither averaged together nor one kept
-            print(f"error: the {env_id} runs of '{condition}' ({labels[condition]}) ran with different guide files: "
-                  f"{', '.join(files)}. Keep one file's seeds with --seeds {condition_of(condition)}=A-B, label each file apart "
-                  f"with --label '{condition_of(condition)}@FILE=TEXT', or plot the folders apart", file=sys.stderr)  # fmt: skip
-            return 1
+    try:
+        refuse_mixed(groups, conditions + [baseline], labels)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     shared = {}
     for condition in conditions:
         shared.setdefault(labels[condition], []).append(condition)
@@ -503,9 +541,107 @@ def runlist(args):
     return 0
 
 
+@dataclass
+class BudgetArgs:
+    """The user's budget (experiment B1M of docs/preregistration.md): the return without the mask to 1M steps beside the
+    published returns of MR.Q and TD7, the interval estimates and the mean return at --steps, and with --speeds the
+    time each method takes to reach the --reference method's return (camel_utils/results/budget.py)."""
+
+    runs_dirs: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS_DIR...")] = ("docs/results/experiments/B1M",)
+    """folders that hold exported run files and run folders (searched recursively)"""
+    speeds: Optional[str] = None
+    """a benchmarks/benchmark.py JSON file (benchmarks/results/three_trainers_pinned_amd_avx2.json): with it, the time to a return in hours at each trainer's steps/s (its variants td3, camel and camel-plus)"""
+    output_dir: str = "docs/results"
+    """where the figure and the report are written"""
+    name: str = "budget"
+    """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md"""
+    include_unfinished: bool = False
+    """also count runs under way (exported with "finished": null), with their curves so far"""
+    steps: tuple[int, ...] = (100_000, 300_000, 1_000_000)
+    """environment steps of the interval estimates and the mean return (docs/preregistration.md: 100k, 300k and 1M)"""
+    target_steps: tuple[int, ...] = (300_000, 1_000_000)
+    """steps at which the reference's mean return is a target of the time to a return (docs/preregistration.md: 300k and 1M)"""
+    reference: str = "td3"
+    """the method P(X > reference) compares with, and whose mean return the time to a return aims at"""
+    bootstrap_resamples: int = intervals.RESAMPLES
+    """resamples of the stratified bootstrap behind every CI (docs/preregistration.md: 50,000; fewer is faster and rougher)"""
+    seed: int = intervals.SEED
+    """seed of the stratified bootstrap"""
+    confidence: float = intervals.CONFIDENCE
+    """coverage of every CI (docs/preregistration.md: 0.95; 0.983 for B1M's three primary comparisons)"""
+
+
+def budget(args):
+    """The report of the user's budget: {name}.png/.svg/.pdf (budget.draw_budget_figure) and {name}.md (budget.budget_markdown)."""
+    # ---- Check the options, and read the trainers' speeds
+    if args.bootstrap_resamples < 1 or not 0 < args.confidence < 1:
+        print(f"error: --bootstrap-resamples {args.bootstrap_resamples} --confidence {args.confidence}: expected at least 1 resample "
+              "and a coverage between 0 and 1 (0.95)", file=sys.stderr)  # fmt: skip
+        return 1
+    if not args.steps or not args.target_steps or min(args.steps + args.target_steps) < 1:
+        print(f"error: --steps {args.steps} --target-steps {args.target_steps}: expected positive steps", file=sys.stderr)
+        return 1
+    bootstrap = intervals.Bootstrap(args.bootstrap_resamples, args.seed, args.confidence)
+    try:
+        speeds = read_speeds(args.speeds) if args.speeds else None
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+    # ---- Find the runs and group them as plotting does; the reference first, then every method found
+    where = ", ".join(args.runs_dirs)
+    try:
+        groups, labels = read_groups(args.runs_dirs, BUDGET_TAG, args.include_unfinished,
+                                     absent_hint="scripts/queue.py exports a registered experiment's runs there as they grow")  # fmt: skip
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    found_conditions = {condition for _, condition in groups}
+    reference = resolve_name(args.reference, found_conditions)
+    if len(reference) != 1:
+        found = f"its runs had guides of different kinds: {', '.join(reference)}; name one of them" if reference else (
+            f"no runs of it under {where} (found: {', '.join(sorted(found_conditions))})")  # fmt: skip
+        print(f"error: --reference {args.reference}: {found}", file=sys.stderr)
+        return 1
+    reference = reference[0]
+    methods = ordered_conditions(found_conditions, (), reference)
+    envs = ordered_envs({env_id for env_id, _ in groups}, ())
+    try:
+        refuse_mixed(groups, methods, labels)
+        steps_per_second = method_speeds(speeds, methods) if speeds else None
+    except (InputError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+    def label(condition):
+        return labels[condition]
+
+    report, missing = found_report(groups, envs, methods, label, reference)
+    print(f"found {sum(len(groups.get((e, m), [])) for e in envs for m in methods)} runs in {where}:")
+    print("\n".join(report))
+    if missing:
+        print("missing:\n  " + "\n  ".join(missing))
+
+    # ---- The figure and the report
+    os.makedirs(args.output_dir, exist_ok=True)
+    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
+    draw_budget_figure(groups, envs, methods, labels, figure_paths)
+    markdown = budget_markdown(groups, envs, methods, label, reference, args.steps, args.target_steps, bootstrap, speeds,
+                               steps_per_second, args.name)  # fmt: skip
+    table_path = os.path.join(args.output_dir, f"{args.name}.md")
+    with open(table_path, "w") as f:
+        f.write(markdown)
+    print()
+    print(markdown)
+    print(f"wrote {', '.join(figure_paths)} and {table_path}")
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["export"]:
         sys.exit(export(tyro.cli(ExportArgs, args=sys.argv[2:], prog="plot.py export")))
     if sys.argv[1:2] == ["runlist"]:
         sys.exit(runlist(tyro.cli(RunListArgs, args=sys.argv[2:], prog="plot.py runlist")))
+    if sys.argv[1:2] == ["budget"]:
+        sys.exit(budget(tyro.cli(BudgetArgs, args=sys.argv[2:], prog="plot.py budget")))
     sys.exit(main(tyro.cli(Args)))

@@ -16,7 +16,7 @@ import generate_policy
 import plot
 from camel_utils.run import field_docstrings
 
-ARGS_CLASSES = [camel_td3.Args, camel_plus_td3.Args, camel_sac.Args, generate_policy.Args, evaluate_policy.Args, plot.Args, plot.ExportArgs, plot.RunListArgs]
+ARGS_CLASSES = [camel_td3.Args, camel_plus_td3.Args, camel_sac.Args, generate_policy.Args, evaluate_policy.Args, plot.Args, plot.ExportArgs, plot.RunListArgs, plot.BudgetArgs]
 
 
 def mid_clause_breaks(docstring):

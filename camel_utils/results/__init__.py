@@ -10,6 +10,8 @@
     tables.py     the results table and its footnotes, the interval estimates, and the tables docs/results.md quotes
     figures.py    the figures: one panel per env, one line per condition, its colours and legend; rliable's
                   interval estimates and performance profiles
+    budget.py     the user's budget (experiment B1M): its 1M figure, the published returns, the time to a return
+                  at each trainer's measured speed
 
 Condition names and their labels live in camel_utils/conditions.py (shared with scripts/sweep.py).
 """

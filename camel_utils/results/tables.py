@@ -229,84 +229,116 @@ def format_estimate(estimate, decimals=2):
     return "—" if estimate is None else f"{estimate.point:.{decimals}f} [{estimate.low:.{decimals}f}, {estimate.high:.{decimals}f}]"
 
 
-def final_scores(groups, env_id, condition, final_step):
-    """Each run's score at final_step (the seeds that reached it): its normalised score where the env has the
+def scores_at(groups, env_id, condition, step):
+    """Each run's score at `step` (the seeds that reached it): its normalised score where the env has the
     normalisation's numbers, else its return."""
-    returns = final_values(groups[(env_id, condition)], final_step)
+    returns = final_values(groups[(env_id, condition)], step)
     scores = intervals.normalised(env_id, returns)
     return (returns, False) if scores is None else (list(scores), True)
 
 
-def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(), bootstrap=intervals.Bootstrap()):
+def joined(items):
+    """a, b and c."""
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(), bootstrap=intervals.Bootstrap(), at_steps=()):
     """(the Markdown of the interval estimates, {condition: ((runs x envs) matrix of normalised scores, its aggregate
     Scores)} of the conditions aggregated over every shown env that has the normalisation's numbers): per condition and env, and
     aggregated over those envs, the IQM and the mean of the scores at each env's final step with their CIs,
-    and P(condition > its baseline) with its CI (the baseline run at its training settings, as in the env tables)."""
-    final_steps = {}
-    for env_id in envs:
-        env_runs = [run for c in conditions if (env_id, c) in groups for run in groups[(env_id, c)]]
-        if env_runs:
-            final_steps[env_id] = table_steps(env_runs, steps_asked)[-1]
-    normalisable = [e for e in envs if e in final_steps and intervals.normalised(e, []) is not None]
+    and P(condition > its baseline) with its CI (the baseline run at its training settings, as in the env tables).
+    With at_steps, the same at each of those steps instead, a block of rows per step (the matrices: the last step's),
+    in each env where every run of the shown conditions reached the step; in an env where some did not, each
+    condition's row says how many of its seeds did, and no aggregate is given at that step."""
+    env_runs = {e: [run for c in conditions if (e, c) in groups for run in groups[(e, c)]] for e in envs}
+    env_runs = {e: runs for e, runs in env_runs.items() if runs}
+    if at_steps:  # [({env: the step, where every run reached it}, {env: the step, where some run did not})]
+        blocks = [({e: s for e, runs in env_runs.items() if all(run.steps[-1] >= s for run in runs)},
+                   {e: s for e, runs in env_runs.items() if any(run.steps[-1] < s for run in runs)}) for s in at_steps]  # fmt: skip
+        where = f"at {joined([format_steps(s) for s in at_steps])} steps"
+    else:
+        blocks = [({e: table_steps(runs, steps_asked)[-1] for e, runs in env_runs.items()}, {})]
+        where = "at the final step"
+    with_numbers = [e for e in envs if e in env_runs and intervals.normalised(e, []) is not None]
     baseline_name, ci = label(baseline), f"{bootstrap.confidence:.1%}".replace(".0%", "%") + " CI"
-    lines = [f"### Interval estimates at the final step: IQM and mean, P(X > {baseline_name})", "",
+    lines = [f"### Interval estimates {where}: IQM and mean, P(X > {baseline_name})", "",
              f"| condition | env | step | runs | IQM [{ci}] | mean [{ci}] | P(X > {baseline_name}) [{ci}] |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     notes, matrices, raw_envs = Footnotes(), {}, []
-    for condition in conditions:
-        envs_here = [e for e in envs if (e, condition) in groups and e in final_steps]
-        columns, normalised_here = {}, {}
-        for env_id in envs_here:
-            columns[env_id], normalised_here[env_id] = final_scores(groups, env_id, condition, final_steps[env_id])
-        envs_here = [e for e in envs_here if columns[e]]
-        if not envs_here:
-            continue
-        aggregate, per_env = intervals.score_estimates([columns[e] for e in envs_here], bootstrap)
-        # P(X > baseline): per env against the baseline run at its training settings; one bootstrap for every env
-        # where that is the baseline in each (and a second for the aggregate only where the envs differ)
-        references = {e: reference_baseline(e, condition, baseline, groups)[0] for e in envs_here}
-        reference_columns = {e: final_scores(groups, e, references[e], final_steps[e])[0] for e in envs_here
-                             if references[e] not in (None, condition)}  # fmt: skip
-        reference_columns = {e: scores for e, scores in reference_columns.items() if scores}
-        improvement, aggregate_improvement = {}, None
-        if list(reference_columns) == envs_here and all(references[e] == baseline for e in envs_here):
-            aggregate_improvement, found = intervals.improvement_estimates([columns[e] for e in envs_here],
-                                                                           list(reference_columns.values()), bootstrap)  # fmt: skip
-            improvement = dict(zip(envs_here, found))
-        else:
-            for env_id, scores in reference_columns.items():
-                improvement[env_id] = intervals.improvement_estimates([columns[env_id]], [scores], bootstrap)[1][0]
-        for env_id, scores in zip(envs_here, per_env):
-            versus = format_estimate(improvement.get(env_id))
-            if env_id in improvement and references[env_id] != baseline:
-                versus += notes.mark(f"Against {label(references[env_id])}, the baseline run at its training settings.")
-            decimals = 2 if normalised_here[env_id] else 1
-            if not normalised_here[env_id]:
-                raw_envs.append(env_id)
-            lines.append(f"| {label(condition)} | {env_id} | {format_steps(final_steps[env_id])} | {len(columns[env_id])} | "
-                         f"{format_estimate(scores.iqm, decimals)} | {format_estimate(scores.mean, decimals)} | {versus} |")  # fmt: skip
-        # aggregated over every shown env with the normalisation's numbers, where this condition has runs in each
-        if not normalisable or any(e not in envs_here or not normalised_here[e] for e in normalisable):
-            continue  # no runs in some env: its aggregate would not be the others'
-        if envs_here != normalisable:  # the bootstraps above took other envs too
-            aggregate = intervals.score_estimates([columns[e] for e in normalisable], bootstrap)[0]
-            aggregate_improvement = None
-            if all(e in reference_columns and references[e] == baseline for e in normalisable):
-                aggregate_improvement = intervals.improvement_estimates([columns[e] for e in normalisable],
-                                                                        [reference_columns[e] for e in normalisable], bootstrap)[0]  # fmt: skip
-        if aggregate is None:
-            counts = ", ".join(str(len(columns[e])) for e in normalisable)
-            mark = notes.mark(f"No aggregate: the runs per env differ ({counts}), and the stratified bootstrap needs as many in each.")
-            lines.append(f"| {label(condition)} | aggregate{mark} | | | — | — | — |")
-            continue
-        matrices[condition] = (np.stack([columns[e] for e in normalisable], axis=1), aggregate)
-        if len(normalisable) > 1:
-            lines.append(f"| {label(condition)} | aggregate ({len(normalisable)} envs) | | {sum(len(columns[e]) for e in normalisable)} | "
-                         f"{format_estimate(aggregate.iqm)} | {format_estimate(aggregate.mean)} | {format_estimate(aggregate_improvement)} |")  # fmt: skip
+    for final_steps, short in blocks:
+        normalisable = [e for e in with_numbers if e in final_steps]
+        for condition in conditions:
+            rows = {}  # {env: its row}, written in the envs' order
+            for env_id, step in short.items():
+                if (env_id, condition) in groups:
+                    runs = groups[(env_id, condition)]
+                    mark = notes.mark("Seeds of the condition that reached the step, of its seeds: the estimates wait until "
+                                      "every run of the env has reached it.")  # fmt: skip
+                    reached = sum(run.steps[-1] >= step for run in runs)
+                    rows[env_id] = f"| {label(condition)} | {env_id} | {format_steps(step)} | {reached} of {len(runs)}{mark} | — | — | — |"
+            envs_here = [e for e in envs if (e, condition) in groups and e in final_steps]
+            columns, normalised_here = {}, {}
+            for env_id in envs_here:
+                columns[env_id], normalised_here[env_id] = scores_at(groups, env_id, condition, final_steps[env_id])
+            envs_here = [e for e in envs_here if columns[e]]
+            if not envs_here:
+                lines += [rows[e] for e in envs if e in rows]
+                continue
+            aggregate, per_env = intervals.score_estimates([columns[e] for e in envs_here], bootstrap)
+            # P(X > baseline): per env against the baseline run at its training settings; one bootstrap for every env
+            # where that is the baseline in each (and a second for the aggregate only where the envs differ)
+            references = {e: reference_baseline(e, condition, baseline, groups)[0] for e in envs_here}
+            reference_columns = {e: scores_at(groups, e, references[e], final_steps[e])[0] for e in envs_here
+                                 if references[e] not in (None, condition)}  # fmt: skip
+            reference_columns = {e: scores for e, scores in reference_columns.items() if scores}
+            improvement, aggregate_improvement = {}, None
+            if list(reference_columns) == envs_here and all(references[e] == baseline for e in envs_here):
+                aggregate_improvement, found = intervals.improvement_estimates([columns[e] for e in envs_here],
+                                                                               list(reference_columns.values()), bootstrap)  # fmt: skip
+                improvement = dict(zip(envs_here, found))
+            else:
+                for env_id, scores in reference_columns.items():
+                    improvement[env_id] = intervals.improvement_estimates([columns[env_id]], [scores], bootstrap)[1][0]
+            for env_id, scores in zip(envs_here, per_env):
+                versus = format_estimate(improvement.get(env_id))
+                if env_id in improvement and references[env_id] != baseline:
+                    versus += notes.mark(f"Against {label(references[env_id])}, the baseline run at its training settings.")
+                decimals = 2 if normalised_here[env_id] else 1
+                if not normalised_here[env_id]:
+                    raw_envs.append(env_id)
+                rows[env_id] = (f"| {label(condition)} | {env_id} | {format_steps(final_steps[env_id])} | {len(columns[env_id])} | "
+                                f"{format_estimate(scores.iqm, decimals)} | {format_estimate(scores.mean, decimals)} | {versus} |")  # fmt: skip
+            lines += [rows[e] for e in envs if e in rows]
+            # aggregated over every shown env with the normalisation's numbers, where this condition has runs in each
+            if any(e in short and (e, condition) in groups for e in with_numbers) and len(with_numbers) > 1:
+                step = format_steps(next(iter(short.values())))
+                mark = notes.mark("No aggregate at this step: not every run has reached it in every env.")
+                lines.append(f"| {label(condition)} | aggregate{mark} | {step} | | — | — | — |")
+                continue
+            if not normalisable or any(e not in envs_here or not normalised_here[e] for e in normalisable):
+                continue  # no runs in some env: its aggregate would not be the others'
+            if envs_here != normalisable:  # the bootstraps above took other envs too
+                aggregate = intervals.score_estimates([columns[e] for e in normalisable], bootstrap)[0]
+                aggregate_improvement = None
+                if all(e in reference_columns and references[e] == baseline for e in normalisable):
+                    aggregate_improvement = intervals.improvement_estimates([columns[e] for e in normalisable],
+                                                                            [reference_columns[e] for e in normalisable], bootstrap)[0]  # fmt: skip
+            at = f" {format_steps(final_steps[normalisable[0]])} |" if at_steps else " |"
+            if aggregate is None:
+                counts = ", ".join(str(len(columns[e])) for e in normalisable)
+                mark = notes.mark(f"No aggregate: the runs per env differ ({counts}), and the stratified bootstrap needs as many in each.")
+                lines.append(f"| {label(condition)} | aggregate{mark} |{at} | — | — | — |")
+                continue
+            matrices[condition] = (np.stack([columns[e] for e in normalisable], axis=1), aggregate)
+            if len(normalisable) > 1:
+                lines.append(f"| {label(condition)} | aggregate ({len(normalisable)} envs) |{at} {sum(len(columns[e]) for e in normalisable)} | "
+                             f"{format_estimate(aggregate.iqm)} | {format_estimate(aggregate.mean)} | {format_estimate(aggregate_improvement)} |")  # fmt: skip
     lines.append("")
     lines += notes.lines()
-    constants = ", ".join(f"{e} {intervals.RANDOM_RETURN[e]:g} and {intervals.REFERENCE_RETURN[e]:g}" for e in normalisable)
-    lines.append(("Normalised score: (R - R_random) / (R_ref - R_random) of each run's return R at its env's final step (R_random: "
+    constants = ", ".join(f"{e} {intervals.RANDOM_RETURN[e]:g} and {intervals.REFERENCE_RETURN[e]:g}" for e in with_numbers)
+    at_which = "at the step of its row" if at_steps else "at its env's final step"
+    lines.append((f"Normalised score: (R - R_random) / (R_ref - R_random) of each run's return R {at_which} (R_random: "
                   "uniform random actions; R_ref: MR.Q's published mean return at 1M steps" + (f"; here {constants}" if constants else "")
                   + "), 0 for random actions, 1 for MR.Q at 1M.") + (f" {', '.join(dict.fromkeys(raw_envs))}: the return, "
                   "unnormalised (no R_random and R_ref for it)." if raw_envs else ""))  # fmt: skip
