@@ -141,6 +141,28 @@ def test_check_fails_on_a_hand_edited_number_and_the_script_writes_the_table_bac
     assert checked.returncode == 1 and "python scripts/claims.py" in checked.stderr
 
 
+def test_a_registered_row_waits_for_all_its_runs_and_takes_its_own_intervals(tmp_path, runs):
+    registered = X_AGAINST_Y.replace('seeds = "1-3", label = "X"', 'seeds = "1-4", label = "X"')
+    registered += '\nexperiment = "E1"\nconfidence = 0.983\nbootstrap_resamples = 300\nsection = "preregistration.md#e1"'
+    row = claims_markdown(claims_file(tmp_path, [registered])).splitlines()[-1]
+    assert "6 of its 7 runs finished" in row and "waits for its runs" in row and "[registered](preregistration.md#e1)" in row
+    exported_run(runs, "Hopper-v4", "x", 4, [(5000, 0.0), (10000, 400.0)])
+    row = claims_markdown(claims_file(tmp_path, [registered])).splitlines()[-1]
+    # x 100-400 (mean 250) against y 50, 150, 250: X wins 6 + 3 of 12 pairs
+    assert "98.3% CIs, 300 resamples:" in row and "250 [" in row and "P(X > Y) 0.75" in row
+
+
+def test_a_group_takes_only_the_runs_of_its_guide_file(tmp_path, runs):
+    for seed in (1, 2, 3):  # the same method and seeds with another guide, in the same folder
+        exported_run(runs, "Hopper-v4", "x", seed, [(5000, 0.0), (10000, 1000.0)], guide=("policies/poor/hopper_lean.py", "c" * 64))
+    with pytest.raises(ClaimError, match="different guide files"):
+        claims_markdown(claims_file(tmp_path, [X_AGAINST_Y]))
+    lean = X_AGAINST_Y.replace('label = "X" }', 'label = "X", guide_files = { "Hopper-v4" = "policies/poor/hopper_lean.py" } }')
+    shipped = X_AGAINST_Y.replace('label = "X" }', 'label = "X", guide_files = { "Hopper-v4" = "policies/hopper.py" } }')
+    table = claims_markdown(claims_file(tmp_path, [lean, shipped])).splitlines()
+    assert "1000 [1000, 1000] against 150" in table[-2] and "200 [" in table[-1]
+
+
 def test_a_document_without_markers_is_refused():
     with pytest.raises(ClaimError, match="no <!-- claims -->"):
         replace_claims("# Results\n", "table\n")

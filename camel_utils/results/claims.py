@@ -40,9 +40,16 @@ class Group(NamedTuple):
     seeds: tuple  # the seeds to take
     label: str  # how the table names it
     seeds_by_env: dict = {}  # {env: seeds} where an env's seeds are not `seeds`
+    guide_files: dict = {}  # {env: guide file}: only the runs with it (a folder with runs of one method and two guides)
 
     def seeds_in(self, env_id):
         return self.seeds_by_env.get(env_id, self.seeds)
+
+    def runs_in(self, found, env_id):
+        """The group's finished runs in the env (of its guide file there, where it names one)."""
+        wanted = self.guide_files.get(env_id)
+        return [r for r in found if r.env_id == env_id and r.condition == self.condition and r.seed in self.seeds_in(env_id)
+                and r.finished and (wanted is None or (r.guide and os.path.normpath(r.guide.path) == os.path.normpath(wanted)))]
 
 
 class Claim(NamedTuple):
@@ -57,7 +64,10 @@ class Claim(NamedTuple):
     window: tuple  # (first step, last step) of the window metric
     differs_in: tuple  # training settings the question itself changes (learning_starts for learning from 5k or 25k)
     caveat: str
-    section: str  # where docs/results.md tells the whole story
+    section: str  # where docs/results.md tells the whole story (or another page: preregistration.md#...)
+    experiment: str  # the registered experiment whose runs answer it ("" for the earlier, unregistered ones)
+    confidence: float | None  # the row's CI coverage where not the file's (0.983: an entry's primary comparisons)
+    resamples: int | None  # the row's bootstrap resamples where not the file's (a registered entry's 50,000)
 
 
 def parse_seeds(text):
@@ -79,12 +89,13 @@ def read_claims(path):
     for number, row in enumerate(data.get("claim", []), start=1):
         try:
             group = lambda g: Group(g["condition"], parse_seeds(g["seeds"]), g["label"],  # noqa: E731
-                                    {env: parse_seeds(s) for env, s in g.get("seeds_by_env", {}).items()})
+                                    {env: parse_seeds(s) for env, s in g.get("seeds_by_env", {}).items()}, dict(g.get("guide_files", {})))
             claim = Claim(
                 question=row["question"], x=group(row["x"]), y=group(row["y"]) if "y" in row else None,
                 guide=row.get("guide", ""), envs=tuple(row["envs"]), runs=row.get("runs", data.get("runs", "docs/results/runs")),
                 metric=row.get("metric", "final"), tag=row.get("tag", "eval/episodic_return"),
                 window=tuple(row.get("window", ())), differs_in=tuple(row.get("differs_in", ())), caveat=row.get("caveat", ""), section=row.get("section", ""),
+                experiment=row.get("experiment", ""), confidence=row.get("confidence"), resamples=row.get("bootstrap_resamples"),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as e:
             raise ClaimError(f"{path}: claim {number}: {type(e).__name__} {e} (each claim needs question, x, y or guide, envs)")
@@ -103,7 +114,7 @@ def read_claims(path):
 def group_runs(found, claim, group, env_id):
     """The finished runs of the group in the env, one guide file and one set of settings, every seed present."""
     seeds = group.seeds_in(env_id)
-    runs = [r for r in found if r.env_id == env_id and r.condition == group.condition and r.seed in seeds and r.finished]
+    runs = group.runs_in(found, env_id)
     missing = sorted(set(seeds) - {r.seed for r in runs})
     if missing:
         raise ClaimError(f"claim '{claim.question}': {env_id} {group.condition}: no finished run of seed {', '.join(map(str, missing))} in {claim.runs}")
@@ -254,7 +265,28 @@ def estimate_text(estimate):
     return f"{estimate.point:.0f} [{estimate.low:.0f}, {estimate.high:.0f}]"
 
 
-def row_markdown(claim, results, overall):
+def finished_share(claim, found):
+    """(finished runs, runs) of the row's groups: a registered experiment's row waits until every one is in."""
+    groups = [g for g in (claim.x, claim.y) if g]
+    total = sum(len(g.seeds_in(env_id)) for env_id in claim.envs for g in groups)
+    return sum(len({r.seed for r in g.runs_in(found, env_id)}) for env_id in claim.envs for g in groups), total
+
+
+def pending_markdown(claim, done, total):
+    groups = f"{claim.x.label} ({group_seeds_text(claim.x, claim.envs)}) against "
+    groups += f"{claim.y.label} ({group_seeds_text(claim.y, claim.envs)})" if claim.y else "its guide alone"
+    return (f"| {claim.question} | {groups} | {done} of its {total} runs finished (`scripts/queue.py status`) | "
+            f"waits for its runs | {where_link(claim)} |")
+
+
+def where_link(claim):
+    if not claim.section:
+        return ""
+    target = claim.section if ".md" in claim.section else f"#{claim.section.lstrip('#')}"
+    return f"[{'registered' if claim.experiment else 'more'}]({target})"
+
+
+def row_markdown(claim, results, overall, bootstrap=None):
     x, y = claim.x, claim.y
     groups = f"{x.label} ({group_seeds_text(x, claim.envs)})"
     groups += f" against {y.label} ({group_seeds_text(y, claim.envs)})" if y else " against its guide alone (20 episodes)"
@@ -274,8 +306,9 @@ def row_markdown(claim, results, overall):
         few = any(r.reads == "too few seeds" for r in results)
         words.append(f"over the envs {'too few seeds' if few else reading(overall)}")
     question = claim.question + (f" ({claim.caveat})" if claim.caveat else "")
-    where = f"[more](#{claim.section.lstrip('#')})" if claim.section else ""
-    return f"| {question} | {groups} | {'<br>'.join(numbers)} | {'; '.join(words)} | {where} |"
+    if bootstrap is not None:  # the row's own CIs
+        numbers.insert(0, f"{bootstrap.confidence:.1%} CIs, {bootstrap.resamples:,} resamples:".replace(".0%", "%"))
+    return f"| {question} | {groups} | {'<br>'.join(numbers)} | {'; '.join(words)} | {where_link(claim)} |"
 
 
 def claims_markdown(path, repo="."):
@@ -287,20 +320,32 @@ def claims_markdown(path, repo="."):
     with open(os.path.join(repo, data.get("guide_returns", "docs/results/guides.json"))) as f:
         guides = json.load(f)
     loaded = {}
+    if not os.path.isdir(os.path.join(repo, data.get("runs", "docs/results/runs"))):
+        raise ClaimError(f"{data.get('runs')}: no such folder")
     ci = f"{confidence:.1%}".replace(".0%", "%")
     lines = [f"Each number is a mean over seeds with its {ci} bootstrap CI ({resamples:,} resamples, seed {bootstrap.seed}); "
              "P(X > Y) is the chance that a run of the first group ends above a run of the second, with its CI. A "
              "comparison reads **above** or **below** where that CI lies wholly on one side of 0.5 (against a guide "
              "alone: where the CI of the mean lies wholly on one side of the guide's return), else **not resolved**; "
              f"a group of fewer than {MIN_SEEDS} seeds reads **too few seeds**. "
+             "A row of a registered experiment takes that entry's CIs (named in the row) and waits until all its runs are in. "
              "Written by `scripts/claims.py` from the rows of `docs/results/claims.toml` and the committed runs.",
              "", "| question | runs | numbers | reads | where |", "|---|---|---|---|---|"]  # fmt: skip
     for claim in claims:
         key = (claim.runs, claim.tag)
-        if key not in loaded:
-            loaded[key] = load_runs([os.path.join(repo, claim.runs)], claim.tag).runs
-        results, overall = compute(claim, loaded[key], guides, bootstrap)
-        lines.append(row_markdown(claim, results, overall))
+        if key not in loaded:  # a registered experiment's folder appears with its first run's curve
+            folder = os.path.join(repo, claim.runs)
+            loaded[key] = load_runs([folder], claim.tag).runs if os.path.isdir(folder) else []
+        if claim.experiment:
+            done, total = finished_share(claim, loaded[key])
+            if done < total:
+                lines.append(pending_markdown(claim, done, total))
+                continue
+        own = None
+        if claim.confidence is not None or claim.resamples is not None:
+            own = bootstrap._replace(confidence=claim.confidence or bootstrap.confidence, resamples=claim.resamples or bootstrap.resamples)
+        results, overall = compute(claim, loaded[key], guides, own or bootstrap)
+        lines.append(row_markdown(claim, results, overall, own))
     return "\n".join(lines) + "\n"
 
 
