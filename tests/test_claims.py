@@ -154,7 +154,7 @@ def test_a_registered_row_waits_for_all_its_runs_and_takes_its_own_intervals(tmp
 
 def test_a_group_takes_only_the_runs_of_its_guide_file(tmp_path, runs):
     for seed in (1, 2, 3):  # the same method and seeds with another guide, in the same folder
-        exported_run(runs, "Hopper-v4", "x", seed, [(5000, 0.0), (10000, 1000.0)], guide=("policies/poor/hopper_lean.py", "c" * 64))
+        exported_run(runs / "lean", "Hopper-v4", "x", seed, [(5000, 0.0), (10000, 1000.0)], guide=("policies/poor/hopper_lean.py", "c" * 64))
     with pytest.raises(ClaimError, match="different guide files"):
         claims_markdown(claims_file(tmp_path, [X_AGAINST_Y]))
     lean = X_AGAINST_Y.replace('label = "X" }', 'label = "X", guide_files = { "Hopper-v4" = "policies/poor/hopper_lean.py" } }')
