@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from camel_utils.results.claims import ClaimError, claims_markdown, read_claims, replace_claims
+from camel_utils.results.claims import ClaimError, claims_markdown, headline_markdown, read_claims, replace_claims
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUIDE = ("policies/hopper.py", "a" * 64)
@@ -29,13 +29,33 @@ def exported_run(folder, env_id, condition, seed, evaluations, training=None, gu
     (folder / f"{name}.json").write_text(json.dumps(record))
 
 
-def claims_file(tmp_path, rows, resamples=200):
+def claims_file(tmp_path, rows, resamples=200, headline=""):
     guides = tmp_path / "guides.json"
     guides.write_text(json.dumps({"Hopper-v4": {"mine": {"return": 1000.0, "guide": "policies/hopper.py"}}}))
-    text = f'runs = "{tmp_path / "runs"}"\nguide_returns = "{guides}"\nbootstrap_resamples = {resamples}\n\n'
+    text = f'runs = "{tmp_path / "runs"}"\nguide_returns = "{guides}"\nbootstrap_resamples = {resamples}\n\n{headline}\n'
     path = tmp_path / "claims.toml"
     path.write_text(text + "\n".join(f"[[claim]]\n{row}\n" for row in rows))
     return path
+
+
+def headline_spec(tmp_path):
+    """A registered experiment's table (x and y on seeds 1-3 under registered/) and the interim one (x alone, the
+    guide alone, a published number) shown until then."""
+    return f'''[headline]
+envs = ["Hopper-v4"]
+runs = "{tmp_path / "registered"}"
+bootstrap_resamples = 200
+text = "Like for like at {{step}} steps, {{ci}} CIs, {{resamples}} resamples."
+waiting = "{{total}} registered runs under way."
+columns = [{{ condition = "x", seeds = "1-3", label = "X" }}, {{ condition = "y", seeds = "1-3", label = "Y" }}]
+
+[headline.interim]
+runs = "{tmp_path / "runs"}"
+bootstrap_resamples = 100
+text = "Not like for like, at {{step}} steps ({{resamples}} resamples)."
+columns = [{{ condition = "x", seeds = "1-3", label = "X" }}, {{ guide = "mine", label = "guide alone" }},
+           {{ published = {{ "Hopper-v4" = 2249 }}, label = "published" }}]
+'''
 
 
 X_AGAINST_Y = '''question = "Does x end above y?"
@@ -129,6 +149,7 @@ def test_check_fails_on_a_hand_edited_number_and_the_script_writes_the_table_bac
     document = tmp_path / "results.md"
     document.write_text("# Results\n\n<!-- claims -->\nold\n<!-- /claims -->\n\n## More\n")
     script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    assert "[headline]" not in claims.read_text()  # no README table to write
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
     done = subprocess.run(script, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -145,7 +166,7 @@ def test_a_registered_row_waits_for_all_its_runs_and_takes_its_own_intervals(tmp
     registered = X_AGAINST_Y.replace('seeds = "1-3", label = "X"', 'seeds = "1-4", label = "X"')
     registered += '\nexperiment = "E1"\nconfidence = 0.983\nbootstrap_resamples = 300\nsection = "preregistration.md#e1"'
     row = claims_markdown(claims_file(tmp_path, [registered])).splitlines()[-1]
-    assert "6 of its 7 runs finished" in row and "waits for its runs" in row and "[registered](preregistration.md#e1)" in row
+    assert "its 7 runs are under way" in row and "waits for its runs" in row and "[registered](preregistration.md#e1)" in row
     exported_run(runs, "Hopper-v4", "x", 4, [(5000, 0.0), (10000, 400.0)])
     row = claims_markdown(claims_file(tmp_path, [registered])).splitlines()[-1]
     # x 100-400 (mean 250) against y 50, 150, 250: X wins 6 + 3 of 12 pairs
@@ -161,6 +182,55 @@ def test_a_group_takes_only_the_runs_of_its_guide_file(tmp_path, runs):
     shipped = X_AGAINST_Y.replace('label = "X" }', 'label = "X", guide_files = { "Hopper-v4" = "policies/hopper.py" } }')
     table = claims_markdown(claims_file(tmp_path, [lean, shipped])).splitlines()
     assert "1000 [1000, 1000] against 150" in table[-2] and "200 [" in table[-1]
+
+
+def test_the_headline_shows_the_interim_table_until_every_registered_run_is_in(tmp_path, runs):
+    claims = claims_file(tmp_path, [X_AGAINST_Y], headline=headline_spec(tmp_path))
+    waiting = headline_markdown(claims)
+    assert waiting.startswith("6 registered runs under way.\n\nNot like for like, at 10k steps (100 resamples).")
+    assert "| env | X | guide alone | published |" in waiting and "| Hopper-v4 | 200 [" in waiting and "| 1000 | 2249 |" in waiting
+    # the normalised IQM of 300, 200, 100 (Hopper: R_random 18.0, R_ref 2693.0) is the middle run's: (200 - 18) / 2675
+    assert f"| IQM of the normalised score, over the envs | {(200 - 18) / 2675:.2f} [" in waiting
+    for seed, (x, y) in enumerate([(300, 50), (200, 150), (100, 250)], start=1):
+        exported_run(tmp_path / "registered", "Hopper-v4", "x", seed, [(5000, 0.0), (10000, x + 1000)])
+        if seed < 3:
+            exported_run(tmp_path / "registered", "Hopper-v4", "y", seed, [(5000, 0.0), (10000, y)], guide=None)
+    assert headline_markdown(claims).startswith("6 registered runs under way.")  # 5 of 6 in
+    exported_run(tmp_path / "registered", "Hopper-v4", "y", 3, [(5000, 0.0), (10000, 250)], guide=None)
+    done = headline_markdown(claims)
+    assert done.startswith("Like for like at 10k steps, 95% CIs, 200 resamples.\n\n| env | X | Y |")
+    assert "| Hopper-v4 | 1200 [" in done and "] | 150 [" in done
+
+
+def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):
+    claims = claims_file(tmp_path, [X_AGAINST_Y], headline=headline_spec(tmp_path))
+    document, readme = tmp_path / "results.md", tmp_path / "README.md"
+    document.write_text("<!-- claims -->\n<!-- /claims -->\n")
+    readme.write_text("# Mine\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nMore.\n")
+    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
+              "--readme", str(readme)]  # fmt: skip
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert readme.read_text().startswith("# Mine\n\n<!-- headline -->\n6 registered runs under way.") and readme.read_text().endswith("<!-- /headline -->\n\nMore.\n")
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
+    readme.write_text(readme.read_text().replace("| 2249 |", "| 2250 |"))
+    checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    assert checked.returncode == 1 and str(readme) in checked.stderr
+
+
+def test_check_accepts_a_registered_row_still_under_way_but_no_wrong_number(tmp_path, runs):
+    registered = X_AGAINST_Y + '\nexperiment = "E1"'
+    claims = claims_file(tmp_path, [X_AGAINST_Y.replace("Does x", "Does X"), registered])
+    document = tmp_path / "results.md"
+    document.write_text("<!-- claims -->\n<!-- /claims -->\n")
+    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    written = claims_markdown(claims, all_pending=True)  # as written while the registered runs were under way
+    document.write_text(replace_claims(document.read_text(), written))
+    checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    assert checked.returncode == 0 and "still says some registered runs are under way" in checked.stdout
+    document.write_text(document.read_text().replace("P(X > Y) 0.67", "P(X > Y) 0.70", 1))  # the unregistered row's
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert "under way" not in document.read_text()
 
 
 def test_a_document_without_markers_is_refused():

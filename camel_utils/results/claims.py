@@ -272,10 +272,12 @@ def finished_share(claim, found):
     return sum(len({r.seed for r in g.runs_in(found, env_id)}) for env_id in claim.envs for g in groups), total
 
 
-def pending_markdown(claim, done, total):
+def pending_markdown(claim, total):
+    """A registered row whose runs are not all in: no number (how far they are changes with every run, and
+    `scripts/queue.py status` says it)."""
     groups = f"{claim.x.label} ({group_seeds_text(claim.x, claim.envs)}) against "
     groups += f"{claim.y.label} ({group_seeds_text(claim.y, claim.envs)})" if claim.y else "its guide alone"
-    return (f"| {claim.question} | {groups} | {done} of its {total} runs finished (`scripts/queue.py status`) | "
+    return (f"| {claim.question} | {groups} | its {total} runs are under way (`scripts/queue.py status`) | "
             f"waits for its runs | {where_link(claim)} |")
 
 
@@ -311,8 +313,9 @@ def row_markdown(claim, results, overall, bootstrap=None):
     return f"| {question} | {groups} | {'<br>'.join(numbers)} | {'; '.join(words)} | {where_link(claim)} |"
 
 
-def claims_markdown(path, repo="."):
-    """The claims table for the claims file at `path` (the runs' folders relative to `repo`)."""
+def claims_markdown(path, repo=".", all_pending=False):
+    """The claims table for the claims file at `path` (the runs' folders relative to `repo`); with all_pending, every
+    registered row as it reads while its runs are under way (what --check also accepts: such a row holds no number)."""
     data, claims = read_claims(path)
     resamples = int(data.get("bootstrap_resamples", intervals.RESAMPLES))
     confidence = float(data.get("confidence", intervals.CONFIDENCE))
@@ -338,8 +341,8 @@ def claims_markdown(path, repo="."):
             loaded[key] = load_runs([folder], claim.tag).runs if os.path.isdir(folder) else []
         if claim.experiment:
             done, total = finished_share(claim, loaded[key])
-            if done < total:
-                lines.append(pending_markdown(claim, done, total))
+            if done < total or all_pending:
+                lines.append(pending_markdown(claim, total))
                 continue
         own = None
         if claim.confidence is not None or claim.resamples is not None:
@@ -349,9 +352,107 @@ def claims_markdown(path, repo="."):
     return "\n".join(lines) + "\n"
 
 
-def replace_claims(document, table):
-    """The document with the text between its claims markers replaced by `table`."""
-    start, end = document.find(BEGIN), document.find(END)
-    if start < 0 or end < start:
-        raise ClaimError(f"the document has no {BEGIN} ... {END} markers")
-    return document[: start + len(BEGIN)] + "\n" + table + document[end:]
+def between(document, begin=BEGIN, end=END):
+    """The text between a document's markers."""
+    start, stop = document.find(begin), document.find(end)
+    if start < 0 or stop < start:
+        raise ClaimError(f"the document has no {begin} ... {end} markers")
+    return document[start + len(begin) + 1 : stop]
+
+
+def replace_claims(document, table, begin=BEGIN, end=END):
+    """The document with the text between its markers (the claims table's by default) replaced by `table`."""
+    start, stop = document.find(begin), document.find(end)
+    if start < 0 or stop < start:
+        raise ClaimError(f"the document has no {begin} ... {end} markers")
+    return document[: start + len(begin)] + "\n" + table + document[stop:]
+
+
+# ---- The README's headline table ([headline] of the claims file)
+HEADLINE_BEGIN, HEADLINE_END = "<!-- headline -->", "<!-- /headline -->"
+
+
+def column_group(column):
+    return Group(column["condition"], parse_seeds(column["seeds"]), column["label"], {}, dict(column.get("guide_files", {})))
+
+
+def headline_table(columns, envs, runs_dir, guides, bootstrap, repo):
+    """Markdown rows: an env per row, a column per group of runs (mean at the last step every run reached, with its
+    CI), per guide alone (guides.json) and per published number; then the normalised IQM over the envs of each group
+    that has as many seeds in every env."""
+    found = load_runs([os.path.join(repo, runs_dir)], "eval/episodic_return").runs if os.path.isdir(os.path.join(repo, runs_dir)) else []
+    header = "| env | " + " | ".join(c["label"] for c in columns) + " |"
+    lines = [header, "|---" * (len(columns) + 1) + "|"]
+    scores = {i: [] for i, c in enumerate(columns) if "condition" in c}
+    steps = set()
+    for env_id in envs:
+        cells = []
+        for i, column in enumerate(columns):
+            if "condition" in column:
+                group = column_group(column)
+                claim = Claim(question=column["label"], x=group, y=None, guide="", envs=(env_id,), runs=runs_dir, metric="final",
+                              tag="eval/episodic_return", window=(), differs_in=(), caveat="", section="", experiment="",
+                              confidence=None, resamples=None)  # fmt: skip
+                runs = group_runs(found, claim, group, env_id)
+                step = min(run.steps[-1] for run in runs)
+                steps.add(int(step))
+                values = final_values(runs, step)
+                cells.append(estimate_text(mean_estimates([values], bootstrap)[0]))
+                scores[i].append(values)
+            elif "guide" in column:
+                entry = guides[env_id][column["guide"]]
+                cells.append(f"{float(entry['return'] if isinstance(entry, dict) else entry):.0f}")
+            else:
+                cells.append(f"{column['published'][env_id]:.0f}" if env_id in column["published"] else "—")
+        lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
+    aggregate = []
+    for i, column in enumerate(columns):
+        columns_here = scores.get(i)
+        if columns_here and len({len(c) for c in columns_here}) == 1 and all(intervals.normalised(e, []) is not None for e in envs):
+            normalised = [list(intervals.normalised(e, c)) for e, c in zip(envs, columns_here)]
+            found_iqm = intervals.score_estimates(normalised, bootstrap)[0].iqm
+            aggregate.append(f"{found_iqm.point:.2f} [{found_iqm.low:.2f}, {found_iqm.high:.2f}]")
+        else:
+            aggregate.append("")
+    if any(aggregate):
+        lines.append("| IQM of the normalised score, over the envs | " + " | ".join(aggregate) + " |")
+    return "\n".join(lines), steps
+
+
+def headline_markdown(path, repo=".", waiting=False):
+    """The README's headline block from the claims file's [headline]: the registered experiment's table once all its
+    runs are in (unless `waiting`), until then a line saying so and the interim table with its caveat; None without
+    a [headline]."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    spec = data.get("headline")
+    if spec is None:
+        return None
+    with open(os.path.join(repo, data.get("guide_returns", "docs/results/guides.json"))) as f:
+        guides = json.load(f)
+    envs = tuple(spec["envs"])
+    found = load_runs([os.path.join(repo, spec["runs"])], "eval/episodic_return").runs if os.path.isdir(os.path.join(repo, spec["runs"])) else []
+    groups = [column_group(c) for c in spec["columns"] if "condition" in c]
+    total = sum(len(g.seeds_in(e)) for g in groups for e in envs)
+    done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in groups for e in envs)
+    bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED,
+                                    float(spec.get("confidence", intervals.CONFIDENCE)))  # fmt: skip
+    ci = f"{bootstrap.confidence:.1%}".replace(".0%", "%")
+    if done == total and not waiting:
+        table, steps = headline_table(spec["columns"], envs, spec["runs"], guides, bootstrap, repo)
+        head = spec["text"].format(step=", ".join(format_steps(s) for s in sorted(steps)), ci=ci, resamples=f"{bootstrap.resamples:,}")
+        return f"{head}\n\n{table}\n"
+    interim = spec["interim"]
+    table, steps = headline_table(interim["columns"], envs, interim["runs"], guides,
+                                  bootstrap._replace(resamples=int(interim.get("bootstrap_resamples", bootstrap.resamples))), repo)  # fmt: skip
+    waiting = spec["waiting"].format(total=total)
+    head = interim["text"].format(step=", ".join(format_steps(s) for s in sorted(steps)), ci=ci,
+                                  resamples=f"{int(interim.get('bootstrap_resamples', bootstrap.resamples)):,}")  # fmt: skip
+    return f"{waiting}\n\n{head}\n\n{table}\n"
+
+
+def stale_but_honest(document_table, computed, all_pending):
+    """Whether a document's table differs from the computed one only in registered rows still said to be under way
+    (runs finished since it was written): each line is the computed one or its under-way form."""
+    lines, now, pending = document_table.splitlines(), computed.splitlines(), all_pending.splitlines()
+    return len(lines) == len(now) == len(pending) and all(line in (a, b) for line, a, b in zip(lines, now, pending))
