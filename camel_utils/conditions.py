@@ -15,7 +15,7 @@ settings where a run differed from the paper's CAMEL:
   guide      baseline (no guide: TD3), camel (the LLM-written guide policies/{env}.py), camel_oneanswer (the best
              one-answer LLM candidate), camel_tuned (policies/tuned/), standstill and lean (policies/poor/),
              expert (expert masking), random (random masking)
-  _{variant} the CAMEL+ levers of then (VARIANT_LABELS): qbc_gwarm_noboot_cu2 is CAMEL+, qbc_gwarm_noboot CAMEL+ with
+  _{variant} the CAMEL+ levers of then: qbc_gwarm_noboot_cu2 is CAMEL+, qbc_gwarm_noboot CAMEL+ with
              1 critic update per step; the others hold levers that have left the trainer (SHORT_LABELS names them
              after the commit they were last made with; docs/design.md says what each was)
   _ls{N}k    learned from N thousand steps (--learning-starts) instead of the default 5k: _ls25k
@@ -34,56 +34,13 @@ SAC = "sac_"  # runs of camel_sac.py
 DEFAULT_LEARNING_STARTS = 5000  # camel_td3.py's and camel_sac.py's --learning-starts; other values are in the name
 LEARNING_STARTS = re.compile(r"(.+)_ls(\d+)(k?)")  # {condition}_ls{N}k: learned from N thousand steps
 
-SWEEP_GUIDES = ("baseline", "camel", "camel_tuned", "random", "expert")  # the sweep's built-in conditions
-# The CAMEL+ levers of the historical names (docs/design.md), by their part of a variant's name: the flags and what
-# the part means. Before --guide-bootstrap had a flag, guide BC bootstrapped the TD target from the guide (the buffer
-# kept its actions), so in the committed runs' names qbc brings the guide bootstrap and only qbc_..._noboot is guide BC
-# without it: the names keep their meaning. The guide bootstrap has left the trainers (last at commit 4b0bd79), as have
-# prop and bc (last at commit 6abd027) and ln (RETIRED_LEVERS): a sweep can no longer run them.
-VARIANT_LABELS = {
-    "prop": (None, "guide proposal"),
-    "bc": (None, "guide BC + guide bootstrap"),
-    "qbc": ("--guide-bc-coef 0.4", "Q-filtered guide BC + guide bootstrap"),
-    "boot": (None, "guide bootstrap"),
-    "gwarm": ("--warmup-actions guide", "guide warm-up"),
-    "noboot": ("", "no guide bootstrap"),
-    "cu2": ("--critic-updates-per-step 2", "2 critic updates per step"),
-    "ln": (None, "critic layer norm"),
-}
-
-
+# The committed runs' variant names hold CAMEL+ levers of then (docs/design.md says what each was): qbc Q-filtered guide
+# BC, which then also bootstrapped the TD target from the guide (only qbc_..._noboot is guide BC without it), gwarm the
+# guide warm-up, cu2 two critic updates per step; boot, prop, bc and ln left the trainer at the commits below.
 BOOTSTRAP_LAST_COMMIT = "4b0bd79"  # the last commit of camel_td3.py with --guide-bootstrap
 SCREEN_LEVERS_LAST_COMMIT = "6abd027"  # ... with the CAMEL+ screen's levers that lost or only watched (prop, bc, ...)
 LAYER_NORM_LAST_COMMIT = "95415d5"  # ... with --critic-layer-norm (the probe's screen)
 UNMASKED_GAIN_LAST_COMMIT = "b17fd5c"  # ... with the flags that let the unmasked actor gain while masking is on
-# the last commit of camel_td3.py with each retired lever but the guide bootstrap (which qbc and boot bring)
-RETIRED_LEVERS = {"prop": SCREEN_LEVERS_LAST_COMMIT, "bc": SCREEN_LEVERS_LAST_COMMIT, "ln": LAYER_NORM_LAST_COMMIT}
-
-
-def name_has_bootstrap(parts):
-    """Whether the levers of a name (its parts, as VARIANT_LABELS names them) include the guide bootstrap: qbc or
-    boot, unless noboot turns it off."""
-    return any(part in ("qbc", "boot") for part in parts) and "noboot" not in parts
-
-
-def variant_flags(variant):
-    """The trainer flags of a VARIANT made only of CAMEL+ levers' names (qbc_gwarm_noboot_cu2, CAMEL+: the Q-filtered
-    guide BC's, the guide warm-up's and the critic updates', in that order); [] for any other VARIANT, whose flags
-    EXTRA_ARGS gives.
-    ValueError for a VARIANT that names a lever which has left the trainer (qbc without noboot: the guide bootstrap)."""
-    parts = variant.split("_") if variant else []
-    if not parts or not all(part in VARIANT_LABELS for part in parts):
-        return []
-    retired = [part for part in parts if VARIANT_LABELS[part][0] is None]
-    if retired and retired[0] != "boot":
-        raise ValueError(f"VARIANT {variant}: {retired[0]} ({VARIANT_LABELS[retired[0]][1]}) has left camel_td3.py; "
-                         f"its runs were made with commit {RETIRED_LEVERS[retired[0]]}")  # fmt: skip
-    if retired or name_has_bootstrap(parts):
-        raise ValueError(f"VARIANT {variant}: the guide bootstrap (which qbc brings unless noboot follows) has left "
-                         f"camel_td3.py; its runs were made with commit {BOOTSTRAP_LAST_COMMIT} or before. CAMEL+ is "
-                         "VARIANT=qbc_gwarm_noboot_cu2")  # fmt: skip
-    return [flag for part in parts for flag in VARIANT_LABELS[part][0].split()]
-
 
 # Hugging Face Hub repo ids (owner/name) for an expert; a value that looks like a path is a path.
 HUB_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
