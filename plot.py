@@ -122,6 +122,7 @@ from camel_utils.results.tables import format_steps, interval_markdown, results_
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
+FIGURE_FORMATS = ("png", "svg", "pdf")
 DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
 BUDGET_TAG = "eval/episodic_return"  # the budget's metric: the return without the mask
 
@@ -143,6 +144,8 @@ class Args:
     """where the figure and the table are written"""
     name: str = "results"
     """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md, and {name}_intervals.png and {name}_profile.png"""
+    formats: tuple[str, ...] = FIGURE_FORMATS
+    """file formats of the figure: png for a README, svg and pdf for a paper"""
     conditions: Annotated[tuple[str, ...], hint("every condition found, the baseline first")] = ()
     """conditions to show, in this order"""
     label: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
@@ -400,6 +403,10 @@ def found_report(groups, envs, conditions, label, baseline):
 def main(args):
     # ---- Check the options before reading any run
     where = ", ".join(args.runs_dirs)
+    unknown = [f for f in args.formats if f not in FIGURE_FORMATS] or ([] if args.formats else ["none"])
+    if unknown:
+        print(f"error: --formats {' '.join(args.formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one", file=sys.stderr)
+        return 1
     try:
         custom_labels = parse_labels(args.label)
         chosen_seeds = parse_seeds(args.seeds)
@@ -475,7 +482,7 @@ def main(args):
 
     # ---- The interval estimates, the figure, and the table with the comparisons and the sample-efficiency measures
     os.makedirs(args.output_dir, exist_ok=True)
-    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
+    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in args.formats]
     draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, skip_guides)
     estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap)
     markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, skip_guides,

@@ -6,11 +6,12 @@
 # resamples, to keep this script to minutes; a registered experiment's analysis takes plot.py's 50,000).
 #   scripts/figures.sh                 # all figures, from the committed runs into docs/results/
 #   RUNS=runs/ scripts/figures.sh      # the same figures from your own runs, into plots/ (OUT=DIR: elsewhere)
+#   FORMATS=png scripts/figures.sh     # only the PNG of each figure (default: png svg pdf), the tables as ever
 # Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md.
 set -uo pipefail
 if [ $# -gt 0 ]; then
   if [ "$1" = -h ] || [ "$1" = --help ]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
-  echo "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT and PYTHON (see --help)" >&2
+  echo "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT, FORMATS and PYTHON (see --help)" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,7 +23,7 @@ if [ -n "${RUNS:-}" ]; then out="${OUT:-plots}"; else out="${OUT:-docs/results}"
 missing=()
 echo "figures of the runs in $runs, into $out/"
 
-stats=(--permutation-test --bootstrap-resamples 2000)
+stats=(--permutation-test --bootstrap-resamples 2000 --formats ${FORMATS:-png svg pdf})
 
 figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any run of those conditions exists
   local name="$1" about="$2" condition; shift 2

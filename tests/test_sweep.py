@@ -511,7 +511,7 @@ def test_figures_of_your_own_runs_go_to_plots_and_leave_the_committed_results_al
     assert {p: p.stat().st_mtime_ns for p in (REPO / "docs").rglob("*.md")} == committed
     wrong = subprocess.run(["bash", str(SCRIPTS / "figures.sh"), "runs/"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and wrong.stdout == ""
-    assert wrong.stderr.strip() == "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT and PYTHON (see --help)"
+    assert wrong.stderr.strip() == "error: scripts/figures.sh takes no arguments: its settings are RUNS, OUT, FORMATS and PYTHON (see --help)"
 
 
 # ---------------------------------------------------------------------------------------------------------

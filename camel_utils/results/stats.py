@@ -5,7 +5,6 @@ from math import comb
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 PERMUTATION_SPLITS = 100_000  # the permutation test is exact up to this many splits (9 seeds against 9), else sampled
 
@@ -75,6 +74,8 @@ def permutation_p_value(values, baseline_values, seed=0):
     the pooled seeds into groups of the two sizes (equal or not), twice the smaller of the shares whose difference
     is at least, and at most, the observed one (at most 1). Every split when there are at most PERMUTATION_SPLITS,
     else that many random ones (seeded)."""
+    from scipy import stats  # here: SciPy's statistics take a second to import, and only this test needs them
+
     def difference(x, y, axis):
         return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
