@@ -1,10 +1,10 @@
-"""Write the table of claims that opens docs/results.md and the README's headline table from docs/results/claims.toml
-and the committed runs: every number, and every "above", "below" or "not resolved", is computed
-(camel_utils/results/claims.py).
+"""Write the tables of docs/results/claims.toml from the committed runs: the claims that open docs/results.md, the
+README's headline table and its table of the user's budget, docs/benchmark.md's time to a return. Every number, and
+every "above", "below" or "not resolved", is computed (camel_utils/results/claims.py).
 
-    python scripts/claims.py            # rewrite both tables (between <!-- claims --> and <!-- headline --> markers)
-    python scripts/claims.py --check    # exit 1 if either is not what the runs give (the tests run this)
-    python scripts/claims.py --print    # print both, write nothing
+    python scripts/claims.py            # rewrite them (between their <!-- claims -->, <!-- headline -->, ... markers)
+    python scripts/claims.py --check    # exit 1 if one is not what the runs give (the tests run this)
+    python scripts/claims.py --print    # print them, write nothing
 """
 
 import os
@@ -19,7 +19,8 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import tyro  # noqa: E402
 
 from camel_utils.results.claims import (  # noqa: E402
-    HEADLINE_BEGIN, HEADLINE_END, ClaimError, between, claims_markdown, headline_markdown, replace_claims, stale_but_honest,
+    HEADLINE_BEGIN, HEADLINE_END, ClaimError, between, budget_blocks, claims_tables, headline_markdown, replace_claims,
+    stale_but_honest,
 )  # fmt: skip
 
 
@@ -41,43 +42,54 @@ class Args:
     """print both tables; write nothing"""
 
 
+def blocks_of(args):
+    """[(document, markers, text, text while its registered runs are under way)] of every table the claims file writes."""
+    table, under_way = claims_tables(args.claims)
+    blocks = [(args.document, {}, table, under_way)]
+    headline = headline_markdown(args.claims)  # None: the claims file has no [headline]
+    if headline is not None:
+        blocks.append((args.readme, {"begin": HEADLINE_BEGIN, "end": HEADLINE_END}, headline, headline_markdown(args.claims, waiting=True)))
+    waiting = budget_blocks(args.claims, waiting=True)
+    for path, (begin, end, text) in budget_blocks(args.claims).items():
+        blocks.append((args.readme if path == "README.md" else path, {"begin": begin, "end": end}, text, waiting[path][2]))
+    return blocks
+
+
 def main(args):
     os.chdir(REPO)  # the claims file names the runs' folders relative to the repository
     try:
-        # each document's table, its markers, and the table as it reads while the registered runs are under way
-        tables = {args.document: (claims_markdown(args.claims), {}, claims_markdown(args.claims, all_pending=True) if args.check else None)}
-        headline = headline_markdown(args.claims)  # None: the claims file has no [headline]
-        if headline is not None:
-            tables[args.readme] = (headline, {"begin": HEADLINE_BEGIN, "end": HEADLINE_END},
-                                   headline_markdown(args.claims, waiting=True) if args.check else None)  # fmt: skip
+        blocks = blocks_of(args)
         if args.print:
-            for table, _, _ in tables.values():
-                print(table)
+            for _, _, text, _ in blocks:
+                print(text)
             return 0
-        updates, honest = {}, []
-        for path, (table, markers, under_way) in tables.items():
-            with open(path) as f:
-                document = f.read()
-            updates[path] = (document, replace_claims(document, table, **markers))
-            if under_way is not None and stale_but_honest(between(document, **markers), table, under_way):
-                honest.append(path)
-    except (ClaimError, OSError, KeyError) as e:
+        documents, notes = {}, []  # {path: (as it is, as the runs give it)}
+        for path, markers, text, waiting in blocks:
+            if path not in documents:
+                with open(path) as f:
+                    documents[path] = (f.read(),) * 2
+            original, updated = documents[path]
+            replaced = replace_claims(updated, text, **markers)
+            if args.check and replaced != updated and stale_but_honest(between(updated, **markers), text, waiting):
+                notes.append(f"note: {path} still says some registered runs are under way that have finished: "
+                             "python scripts/claims.py writes their numbers")  # fmt: skip
+                replaced = updated  # it holds no number to be wrong
+            documents[path] = (original, replaced)
+    except (ClaimError, ValueError, OSError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    stale = [path for path, (before, after) in updates.items() if before != after]
+    stale = [path for path, (original, updated) in documents.items() if original != updated]
     if args.check:
-        for path in [p for p in stale if p in honest]:
-            print(f"note: {path} still says some registered runs are under way that have finished: python scripts/claims.py writes their numbers")
-        stale = [p for p in stale if p not in honest]
+        print("\n".join(notes), end="\n" if notes else "")
         if stale:
             print(f"error: the tables in {', '.join(stale)} are not what {args.claims} and the runs give: run python scripts/claims.py",
                   file=sys.stderr)  # fmt: skip
             return 1
-        print(f"the tables in {', '.join(updates)} are what the runs give")
+        print(f"the tables in {', '.join(documents)} are what the runs give")
         return 0
     for path in stale:
         with open(path, "w") as f:
-            f.write(updates[path][1])
+            f.write(documents[path][1])
     print(f"wrote {', '.join(stale) or 'nothing (the tables were up to date)'}")
     return 0
 

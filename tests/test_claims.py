@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from camel_utils.results.claims import ClaimError, claims_markdown, headline_markdown, read_claims, replace_claims
+from camel_utils.results.claims import ClaimError, budget_blocks, claims_markdown, headline_markdown, read_claims, replace_claims
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUIDE = ("policies/hopper.py", "a" * 64)
@@ -231,6 +231,48 @@ def test_check_accepts_a_registered_row_still_under_way_but_no_wrong_number(tmp_
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     assert "under way" not in document.read_text()
+
+
+def budget_spec(tmp_path):
+    speeds = tmp_path / "speeds.json"
+    speeds.write_text(json.dumps({"machine": {"cpu": "Test CPU", "date": "today"},
+                                  "summary": [{"variant": "td3", "threads": 1, "median": 1.0},
+                                              {"variant": "camel", "threads": 1, "median": 0.25}]}))  # fmt: skip
+    return f'''[budget]
+envs = ["Hopper-v4"]
+runs = "{tmp_path / "b1m"}"
+steps = [5000, 10000]
+target_steps = [10000]
+reference = "td3"
+speeds = "{speeds}"
+bootstrap_resamples = 200
+readme = "README.md"
+benchmark = "{tmp_path / "benchmark.md"}"
+columns = [{{ condition = "td3", seeds = "1-3", label = "TD3" }}, {{ condition = "camel_td3", seeds = "1-3", label = "CAMEL" }}]
+waiting = "B1M: {{total}} runs under way."
+text = "B1M, {{ci}} CIs, {{resamples}} resamples."
+time_text = "Hours to {{reference}}'s return at {{step}} on {{cpu}}:"
+benchmark_waiting = "Waits for {{total}} runs."
+benchmark_text = "From B1M."
+'''
+
+
+def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_computed_by_hand(tmp_path):
+    claims = claims_file(tmp_path, [], headline=budget_spec(tmp_path))
+    blocks = budget_blocks(claims)
+    assert blocks["README.md"][2] == "B1M: 6 runs under way.\n" and blocks[str(tmp_path / "benchmark.md")][2] == "Waits for 6 runs.\n"
+    for seed in (1, 2, 3):  # TD3: 100 at 5k, 200 at 10k; CAMEL: 300 and 400
+        exported_run(tmp_path / "b1m", "Hopper-v4", "td3", seed, [(5000, 100.0), (10000, 200.0)], guide=None)
+        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 300.0), (10000, 400.0)])
+    blocks = budget_blocks(claims)
+    readme, benchmark = blocks["README.md"][2], blocks[str(tmp_path / "benchmark.md")][2]
+    assert readme.startswith("B1M, 95% CIs, 200 resamples.\n\n| env | method | 5k | 10k |")
+    assert "| Hopper-v4 | TD3 | 100 [100, 100] | 200 [200, 200] |" in readme and "| Hopper-v4 | CAMEL | 300 [300, 300] | 400 [400, 400] |" in readme
+    assert "MR.Q, published" not in readme  # published at 1M only, and these steps end at 10k
+    # TD3's target, its mean at 10k, is 200: TD3 reaches it at 10k (10,000 s at 1 step/s), CAMEL at 5k (20,000 s at 0.25)
+    assert readme.endswith("Hours to TD3's return at 10k on Test CPU: Hopper-v4 (200): TD3 2.8 h, CAMEL 5.6 h.\n")
+    assert benchmark.startswith("From B1M.\n\n| env | target | return | TD3 (1.0 steps/s) | CAMEL (0.2 steps/s) |")
+    assert "| Hopper-v4 | TD3 at 10k | 200.0 | 10k steps, 2.78 h | 5k steps, 5.56 h |" in benchmark
 
 
 def test_a_document_without_markers_is_refused():

@@ -144,41 +144,50 @@ def budget_markdown(groups, envs, methods, label, reference, steps, target_steps
 
     # ---- The time to the reference's return
     if steps_per_second:
-        reference_name = label(reference)
-        lines += [f"### Time to {reference_name}'s return", "",
-                  "| env | target | return | " + " | ".join(f"{label(m)} ({steps_per_second[m]:.1f} steps/s)" for m in methods) + " |",
-                  "|---|---|---|" + "---|" * len(methods)]  # fmt: skip
-        for env_id in envs:
-            runs_by_method = {m: groups[(env_id, m)] for m in methods if (env_id, m) in groups}
-            for step in target_steps:
-                target = f"{reference_name} at {format_steps(step)}"
-                if reference not in runs_by_method:
-                    lines.append(f"| {env_id} | {target} | — | no {reference_name} runs in {env_id} |" + " |" * (len(methods) - 1))
-                    continue
-                last = int(mean_curve(runs_by_method[reference])[0][-1])
-                if last < step:
-                    lines.append(f"| {env_id} | {target} | — | not every {reference_name} seed has reached {format_steps(step)} "
-                                 f"(all have reached {format_steps(last)}) |" + " |" * (len(methods) - 1))  # fmt: skip
-                    continue
-                value, times = time_to_return(runs_by_method, reference, step, steps_per_second)
-                cells = []
-                for method in methods:
-                    if method not in times:
-                        cells.append("—")
-                    elif times[method] is None:
-                        cells.append(f"not reached by {format_steps(int(mean_curve(runs_by_method[method])[0][-1]))}")
-                    else:
-                        cells.append(f"{format_steps(times[method][0])} steps, {times[method][1]:.2f} h")
-                lines.append(f"| {env_id} | {target} | {value:.1f} | {' | '.join(cells)} |")
-        lines += ["", f"Target: {reference_name}'s mean return over its seeds at the step named (each seed's latest evaluation "
-                      "at or before it). A method's cell: the first evaluation step at which its mean return over seeds (on the "
-                      "steps every one of its seeds has reached) is at or above the target, and the hours of training that takes "
-                      "at its speed, step / (steps per second) / 3600; not reached by S: its mean curve stays below the target "
-                      "to S, the last step all its seeds have reached.",
-                  f"Steps per second: the median over the repeats of each trainer's variant ({', '.join(SPEED_VARIANTS.values())}) "
-                  f"in {speeds.path} (benchmarks/benchmark.py, measured side by side on {speeds.cpu}, {speeds.date}). It times the "
-                  "training loop alone, so the hours leave out the warm-up and the evaluations.", ""]  # fmt: skip
+        lines += time_to_return_markdown(groups, envs, methods, label, reference, target_steps, speeds, steps_per_second)
     return "\n".join(lines)
+
+
+
+def time_to_return_markdown(groups, envs, methods, label, reference, target_steps, speeds, steps_per_second):
+    """The lines of the time-to-return table: for each env and each of `target_steps`, the first step each method's
+    mean curve reaches the reference method's mean return there, and the hours that takes at its steps per second."""
+    lines = []
+    reference_name = label(reference)
+    lines += [f"### Time to {reference_name}'s return", "",
+              "| env | target | return | " + " | ".join(f"{label(m)} ({steps_per_second[m]:.1f} steps/s)" for m in methods) + " |",
+              "|---|---|---|" + "---|" * len(methods)]  # fmt: skip
+    for env_id in envs:
+        runs_by_method = {m: groups[(env_id, m)] for m in methods if (env_id, m) in groups}
+        for step in target_steps:
+            target = f"{reference_name} at {format_steps(step)}"
+            if reference not in runs_by_method:
+                lines.append(f"| {env_id} | {target} | — | no {reference_name} runs in {env_id} |" + " |" * (len(methods) - 1))
+                continue
+            last = int(mean_curve(runs_by_method[reference])[0][-1])
+            if last < step:
+                lines.append(f"| {env_id} | {target} | — | not every {reference_name} seed has reached {format_steps(step)} "
+                             f"(all have reached {format_steps(last)}) |" + " |" * (len(methods) - 1))  # fmt: skip
+                continue
+            value, times = time_to_return(runs_by_method, reference, step, steps_per_second)
+            cells = []
+            for method in methods:
+                if method not in times:
+                    cells.append("—")
+                elif times[method] is None:
+                    cells.append(f"not reached by {format_steps(int(mean_curve(runs_by_method[method])[0][-1]))}")
+                else:
+                    cells.append(f"{format_steps(times[method][0])} steps, {times[method][1]:.2f} h")
+            lines.append(f"| {env_id} | {target} | {value:.1f} | {' | '.join(cells)} |")
+    lines += ["", f"Target: {reference_name}'s mean return over its seeds at the step named (each seed's latest evaluation "
+                  "at or before it). A method's cell: the first evaluation step at which its mean return over seeds (on the "
+                  "steps every one of its seeds has reached) is at or above the target, and the hours of training that takes "
+                  "at its speed, step / (steps per second) / 3600; not reached by S: its mean curve stays below the target "
+                  "to S, the last step all its seeds have reached.",
+              f"Steps per second: the median over the repeats of each trainer's variant ({', '.join(SPEED_VARIANTS.values())}) "
+              f"in {speeds.path} (benchmarks/benchmark.py, measured side by side on {speeds.cpu}, {speeds.date}). It times the "
+              "training loop alone, so the hours leave out the warm-up and the evaluations.", ""]  # fmt: skip
+    return lines
 
 
 def draw_budget_figure(groups, envs, methods, labels, paths, references=REFERENCES_1M):

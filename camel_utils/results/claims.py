@@ -316,6 +316,11 @@ def row_markdown(claim, results, overall, bootstrap=None):
 def claims_markdown(path, repo=".", all_pending=False):
     """The claims table for the claims file at `path` (the runs' folders relative to `repo`); with all_pending, every
     registered row as it reads while its runs are under way (what --check also accepts: such a row holds no number)."""
+    return claims_tables(path, repo)[1 if all_pending else 0]
+
+
+def claims_tables(path, repo="."):
+    """(the claims table, the same with every registered row as it reads while its runs are under way), in one pass."""
     data, claims = read_claims(path)
     resamples = int(data.get("bootstrap_resamples", intervals.RESAMPLES))
     confidence = float(data.get("confidence", intervals.CONFIDENCE))
@@ -334,6 +339,7 @@ def claims_markdown(path, repo=".", all_pending=False):
              "A row of a registered experiment takes that entry's CIs (named in the row) and waits until all its runs are in. "
              "Written by `scripts/claims.py` from the rows of `docs/results/claims.toml` and the committed runs.",
              "", "| question | runs | numbers | reads | where |", "|---|---|---|---|---|"]  # fmt: skip
+    pending = list(lines)
     for claim in claims:
         key = (claim.runs, claim.tag)
         if key not in loaded:  # a registered experiment's folder appears with its first run's curve
@@ -341,15 +347,18 @@ def claims_markdown(path, repo=".", all_pending=False):
             loaded[key] = load_runs([folder], claim.tag).runs if os.path.isdir(folder) else []
         if claim.experiment:
             done, total = finished_share(claim, loaded[key])
-            if done < total or all_pending:
-                lines.append(pending_markdown(claim, total))
+            pending.append(pending_markdown(claim, total))
+            if done < total:
+                lines.append(pending[-1])
                 continue
         own = None
         if claim.confidence is not None or claim.resamples is not None:
             own = bootstrap._replace(confidence=claim.confidence or bootstrap.confidence, resamples=claim.resamples or bootstrap.resamples)
         results, overall = compute(claim, loaded[key], guides, own or bootstrap)
         lines.append(row_markdown(claim, results, overall, own))
-    return "\n".join(lines) + "\n"
+        if not claim.experiment:
+            pending.append(lines[-1])
+    return "\n".join(lines) + "\n", "\n".join(pending) + "\n"
 
 
 def between(document, begin=BEGIN, end=END):
@@ -456,3 +465,72 @@ def stale_but_honest(document_table, computed, all_pending):
     (runs finished since it was written): each line is the computed one or its under-way form."""
     lines, now, pending = document_table.splitlines(), computed.splitlines(), all_pending.splitlines()
     return len(lines) == len(now) == len(pending) and all(line in (a, b) for line, a, b in zip(lines, now, pending))
+
+
+# ---- The user's budget ([budget] of the claims file): the README's table to 1M and docs/benchmark.md's time to a return
+BUDGET_BEGIN, BUDGET_END = "<!-- budget -->", "<!-- /budget -->"
+TIME_BEGIN, TIME_END = "<!-- time-to-return -->", "<!-- /time-to-return -->"
+
+
+def budget_blocks(path, repo=".", waiting=False):
+    """{document: (begin, end, text)} for the claims file's [budget]: in the README, each method's mean return with
+    its CI at each step per env, the normalised IQM over the envs, the published returns at 1M and one sentence of
+    the hours each method takes to reach the reference's 1M return; in docs/benchmark.md, the time-to-return table.
+    Until every run of the experiment is in (or with `waiting`), each block says its runs are under way. {} without
+    a [budget]."""
+    from camel_utils.results.budget import REFERENCES_1M, method_speeds, read_speeds, time_to_return, time_to_return_markdown
+
+    with open(path, "rb") as f:
+        spec = tomllib.load(f).get("budget")
+    if spec is None:
+        return {}
+    envs, steps = tuple(spec["envs"]), [int(s) for s in spec["steps"]]
+    columns = {c["condition"]: column_group(c) for c in spec["columns"]}
+    folder = os.path.join(repo, spec["runs"])
+    found = load_runs([folder], "eval/episodic_return").runs if os.path.isdir(folder) else []
+    total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
+    done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in columns.values() for e in envs)
+    if done < total or waiting:
+        return {spec["readme"]: (BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
+                spec["benchmark"]: (TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")}
+    bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED, intervals.CONFIDENCE)
+    groups = {}
+    for method, group in columns.items():
+        for env_id in envs:
+            claim = Claim(question=group.label, x=group, y=None, guide="", envs=(env_id,), runs=spec["runs"], metric="final",
+                          tag="eval/episodic_return", window=(), differs_in=(), caveat="", section="", experiment="",
+                          confidence=None, resamples=None)  # fmt: skip
+            groups[(env_id, method)] = group_runs(found, claim, group, env_id)
+    label = {m: g.label for m, g in columns.items()}.get
+
+    lines = [f"| env | method | {' | '.join(format_steps(s) for s in steps)} |", "|---|---|" + "---|" * len(steps)]
+    for env_id in envs:
+        for method in columns:
+            cells = [estimate_text(mean_estimates([final_values(groups[(env_id, method)], s)], bootstrap)[0]) for s in steps]
+            lines.append(f"| {env_id} | {label(method)} | {' | '.join(cells)} |")
+        for name, (returns, _) in REFERENCES_1M.items() if 1_000_000 in steps else ():  # published at 1M only
+            lines.append(f"| {env_id} | {name}, published | " + " | ".join(f"{returns[env_id]:g}" if s == 1_000_000 else "" for s in steps) + " |")
+    for method in columns:
+        cells = []
+        for s in steps:
+            scores = [list(intervals.normalised(e, final_values(groups[(e, method)], s))) for e in envs]
+            found_iqm = intervals.score_estimates(scores, bootstrap)[0].iqm
+            cells.append(f"{found_iqm.point:.2f} [{found_iqm.low:.2f}, {found_iqm.high:.2f}]")
+        lines.append(f"| IQM of the normalised score, over the envs | {label(method)} | {' | '.join(cells)} |")
+
+    speeds = read_speeds(os.path.join(repo, spec["speeds"]))
+    steps_per_second = method_speeds(speeds, list(columns))
+    reference, last = spec["reference"], max(int(s) for s in spec["target_steps"])
+    hours = []
+    for env_id in envs:
+        target, times = time_to_return({m: groups[(env_id, m)] for m in columns}, reference, last, steps_per_second)
+        said = [f"{label(m)} {times[m][1]:.1f} h" if times[m] else f"{label(m)} not within its runs" for m in columns]
+        hours.append(f"{env_id} ({target:.0f}): {', '.join(said)}")
+    ci = f"{bootstrap.confidence:.0%}"
+    readme = (spec["text"].format(ci=ci, resamples=f"{bootstrap.resamples:,}") + "\n\n" + "\n".join(lines) + "\n\n"
+              + spec["time_text"].format(step=format_steps(last), reference=label(reference), cpu=speeds.cpu, speeds=spec["speeds"])
+              + " " + "; ".join(hours) + ".\n")  # fmt: skip
+    table = time_to_return_markdown(groups, envs, list(columns), label, reference, [int(s) for s in spec["target_steps"]],
+                                    speeds, steps_per_second)  # fmt: skip
+    benchmark = spec["benchmark_text"] + "\n\n" + "\n".join(table[2:]).rstrip("\n") + "\n"  # without its own heading
+    return {spec["readme"]: (BUDGET_BEGIN, BUDGET_END, readme), spec["benchmark"]: (TIME_BEGIN, TIME_END, benchmark)}
