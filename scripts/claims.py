@@ -49,9 +49,8 @@ def blocks_of(args):
     headline = headline_markdown(args.claims)  # None: the claims file has no [headline]
     if headline is not None:
         blocks.append((args.readme, {"begin": HEADLINE_BEGIN, "end": HEADLINE_END}, headline, headline_markdown(args.claims, waiting=True)))
-    waiting = budget_blocks(args.claims, waiting=True)
-    for path, (begin, end, text) in budget_blocks(args.claims).items():
-        blocks.append((args.readme if path == "README.md" else path, {"begin": begin, "end": end}, text, waiting[path][2]))
+    for (path, begin, end, text), (_, _, _, waiting) in zip(budget_blocks(args.claims), budget_blocks(args.claims, waiting=True)):
+        blocks.append((args.readme if path == "README.md" else path, {"begin": begin, "end": end}, text, waiting))
     return blocks
 
 

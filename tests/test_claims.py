@@ -253,6 +253,7 @@ waiting = "B1M: {{total}} runs under way."
 text = "B1M, {{ci}} CIs, {{resamples}} resamples."
 time_text = "Hours to {{reference}}'s return at {{step}} on {{cpu}}:"
 benchmark_waiting = "Waits for {{total}} runs."
+below_text = "Below {{reference}} at {{step}}:"
 benchmark_text = "From B1M."
 '''
 
@@ -260,12 +261,12 @@ benchmark_text = "From B1M."
 def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_computed_by_hand(tmp_path):
     claims = claims_file(tmp_path, [], headline=budget_spec(tmp_path))
     blocks = budget_blocks(claims)
-    assert blocks["README.md"][2] == "B1M: 6 runs under way.\n" and blocks[str(tmp_path / "benchmark.md")][2] == "Waits for 6 runs.\n"
+    assert [text for _, _, _, text in blocks] == ["", "B1M: 6 runs under way.\n", "Waits for 6 runs.\n"]
     for seed in (1, 2, 3):  # TD3: 100 at 5k, 200 at 10k; CAMEL: 300 and 400
         exported_run(tmp_path / "b1m", "Hopper-v4", "td3", seed, [(5000, 100.0), (10000, 200.0)], guide=None)
         exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 300.0), (10000, 400.0)])
-    blocks = budget_blocks(claims)
-    readme, benchmark = blocks["README.md"][2], blocks[str(tmp_path / "benchmark.md")][2]
+    first_screen, readme, benchmark = [text for _, _, _, text in budget_blocks(claims)]
+    assert first_screen == ""  # CAMEL ends above TD3
     assert readme.startswith("B1M, 95% CIs, 200 resamples.\n\n| env | method | 5k | 10k |")
     assert "| Hopper-v4 | TD3 | 100 [100, 100] | 200 [200, 200] |" in readme and "| Hopper-v4 | CAMEL | 300 [300, 300] | 400 [400, 400] |" in readme
     assert "MR.Q, published" not in readme  # published at 1M only, and these steps end at 10k
@@ -273,6 +274,9 @@ def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_
     assert readme.endswith("Hours to TD3's return at 10k on Test CPU: Hopper-v4 (200): TD3 2.8 h, CAMEL 5.6 h.\n")
     assert benchmark.startswith("From B1M.\n\n| env | target | return | TD3 (1.0 steps/s) | CAMEL (0.2 steps/s) |")
     assert "| Hopper-v4 | TD3 at 10k | 200.0 | 10k steps, 2.78 h | 5k steps, 5.56 h |" in benchmark
+    exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", 3, [(5000, 300.0), (10000, -500.0)])  # CAMEL's mean: 300 / 3
+    first_screen = budget_blocks(claims)[0][3]
+    assert first_screen == "Below TD3 at 10k: CAMEL on Hopper-v4 (100 against 200).\n"
 
 
 def test_a_document_without_markers_is_refused():

@@ -469,21 +469,23 @@ def stale_but_honest(document_table, computed, all_pending):
 
 # ---- The user's budget ([budget] of the claims file): the README's table to 1M and docs/benchmark.md's time to a return
 BUDGET_BEGIN, BUDGET_END = "<!-- budget -->", "<!-- /budget -->"
+BELOW_BEGIN, BELOW_END = "<!-- below-td3 -->", "<!-- /below-td3 -->"  # on the README's first screen
 TIME_BEGIN, TIME_END = "<!-- time-to-return -->", "<!-- /time-to-return -->"
 
 
 def budget_blocks(path, repo=".", waiting=False):
-    """{document: (begin, end, text)} for the claims file's [budget]: in the README, each method's mean return with
+    """[(document, begin, end, text)] for the claims file's [budget]: in the README, each method's mean return with
     its CI at each step per env, the normalised IQM over the envs, the published returns at 1M and one sentence of
-    the hours each method takes to reach the reference's 1M return; in docs/benchmark.md, the time-to-return table.
-    Until every run of the experiment is in (or with `waiting`), each block says its runs are under way. {} without
-    a [budget]."""
+    the hours each method takes to reach the reference's 1M return; on the README's first screen, where a method's
+    mean return at the last step is below the reference's on an env, a sentence that says so; in docs/benchmark.md,
+    the time-to-return table. Until every run of the experiment is in (or with `waiting`), the tables say their runs
+    are under way and the first screen says nothing. [] without a [budget]."""
     from camel_utils.results.budget import REFERENCES_1M, method_speeds, read_speeds, time_to_return, time_to_return_markdown
 
     with open(path, "rb") as f:
         spec = tomllib.load(f).get("budget")
     if spec is None:
-        return {}
+        return []
     envs, steps = tuple(spec["envs"]), [int(s) for s in spec["steps"]]
     columns = {c["condition"]: column_group(c) for c in spec["columns"]}
     folder = os.path.join(repo, spec["runs"])
@@ -491,8 +493,9 @@ def budget_blocks(path, repo=".", waiting=False):
     total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
     done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in columns.values() for e in envs)
     if done < total or waiting:
-        return {spec["readme"]: (BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
-                spec["benchmark"]: (TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")}
+        return [(spec["readme"], BELOW_BEGIN, BELOW_END, ""),
+                (spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
+                (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED, intervals.CONFIDENCE)
     groups = {}
     for method, group in columns.items():
@@ -533,4 +536,14 @@ def budget_blocks(path, repo=".", waiting=False):
     table = time_to_return_markdown(groups, envs, list(columns), label, reference, [int(s) for s in spec["target_steps"]],
                                     speeds, steps_per_second)  # fmt: skip
     benchmark = spec["benchmark_text"] + "\n\n" + "\n".join(table[2:]).rstrip("\n") + "\n"  # without its own heading
-    return {spec["readme"]: (BUDGET_BEGIN, BUDGET_END, readme), spec["benchmark"]: (TIME_BEGIN, TIME_END, benchmark)}
+
+    below = []  # where a method's mean at the last step is below the reference's
+    for env_id in envs:
+        reference_mean = float(np.mean(final_values(groups[(env_id, reference)], steps[-1])))
+        for method in columns:
+            mean_here = float(np.mean(final_values(groups[(env_id, method)], steps[-1])))
+            if method != reference and mean_here < reference_mean:
+                below.append(f"{label(method)} on {env_id} ({mean_here:.0f} against {reference_mean:.0f})")
+    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + " " + "; ".join(below) + ".\n" if below else ""
+    return [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen), (spec["readme"], BUDGET_BEGIN, BUDGET_END, readme),
+            (spec["benchmark"], TIME_BEGIN, TIME_END, benchmark)]
