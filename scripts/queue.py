@@ -255,7 +255,8 @@ def main(argv):
                 failed.append(run)
                 print(f"queue: {run.name} failed (exit {code}); its output: {run_file(run, '.log')}", file=sys.stderr, flush=True)
         if ended or time.time() - last_export > export_every:
-            written = export(list(running) + ended)
+            # a run that wrote finished.json but has not exited yet is exported when it exits, in the commit that says so
+            written = export([run for run in running if state(run) != "finished"] + ended)
             finished = [run for run in ended if state(run) == "finished"]
             message = (f"queue: {', '.join(r.name for r in finished)} finished" if finished else "queue: curves")
             commit(written, f"{message} ({', '.join(sorted({r.experiment for r in list(running) + ended}))})")

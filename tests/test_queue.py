@@ -1,0 +1,219 @@
+"""Specification of the experiment queue (scripts/queue.py), end to end. Each test clones the repository into a
+throwaway folder whose docs/preregistration.md registers one tiny experiment, T1 (TD3 and the paper's CAMEL on
+Hopper-v4, seed 1, 1500 steps, an evaluation and a checkpoint every 500), at the clone's code commit, and runs this
+working tree's scripts/queue.py there with its own QUEUE_DIR. The queue plans and reports the registered runs, refuses
+an unregistered experiment, runs every run at the registered commit, exports and commits the curves (those files only),
+stops on SIGTERM with a checkpoint that the next queue resumes, and refuses a second queue while one runs. Nothing
+touches this repository's history or the real queue."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from camel_utils.preregistration import planned_runs, record_problems, registered_experiments
+
+REPO = Path(__file__).resolve().parent.parent
+FLAGS = ["--learning-starts", "500", "--batch-size", "32", "--buffer-size", "5000", "--eval-frequency", "500",
+         "--eval-episodes", "1", "--checkpoint-frequency", "500", "--no-save-model"]  # fmt: skip
+STEPS = 1500
+EVALUATIONS = [500, 1000, 1500]  # every --eval-frequency steps and the last
+QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "EXPERIMENTS", "COMMIT")
+IDENTITY = {"GIT_AUTHOR_NAME": "queue test", "GIT_AUTHOR_EMAIL": "queue@test", "GIT_COMMITTER_NAME": "queue test",
+            "GIT_COMMITTER_EMAIL": "queue@test"}  # fmt: skip
+
+
+def git(*args, cwd):
+    """git's output without its last newline (a `status --porcelain` line keeps its leading space)."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=60).stdout.rstrip("\n")
+
+
+def wait_for(condition, timeout, what):
+    """Poll until condition() is true; fail naming `what` after `timeout` seconds."""
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.2)
+
+
+class Clone:
+    """A clone of the repository registering T1 at its code commit, and the queues started in it (each in a session
+    of its own, so its runs share its process group)."""
+
+    def __init__(self, tmp_path, methods, steps):
+        self.root, self.repo, self.queue_dir = tmp_path, tmp_path / "repo", tmp_path / "q"
+        subprocess.run(["git", "clone", "--quiet", "--shared", str(REPO), str(self.repo)], check=True, timeout=120)
+        self.code = git("rev-parse", "HEAD", cwd=self.repo)  # the registered commit: the clone's code
+        shutil.copy(REPO / "scripts" / "queue.py", self.repo / "scripts" / "queue.py")  # the queue as this working tree has it
+        entry = {"id": "T1", "commit": self.code, "total_timesteps": steps, "flags": FLAGS,
+                 "groups": [{"methods": list(methods), "envs": ["Hopper-v4"], "seeds": [1]}]}  # fmt: skip
+        text = f"# Preregistration\n\n## T1\n\n```json\n{json.dumps(entry, indent=2)}\n```\n"
+        (self.repo / "docs" / "preregistration.md").write_text(text)
+        git("commit", "-q", "-m", "register T1", "--", "docs/preregistration.md", "scripts/queue.py", cwd=self.repo)
+        self.registered = git("rev-parse", "HEAD", cwd=self.repo)
+        self.runs = planned_runs(registered_experiments(text)[0])
+        self.processes, self.outputs = [], []
+
+    def environment(self, **settings):
+        env = {k: v for k, v in os.environ.items() if k not in QUEUE_SETTINGS}
+        env.update(IDENTITY, QUEUE_DIR=str(self.queue_dir), WORKERS="1", EXPORT_MINUTES="0.05")
+        env.update({k: str(v) for k, v in settings.items()})
+        return env
+
+    def command(self, *args, **settings):
+        """`scripts/queue.py ARGS` run to its end (plan, status, a refused start)."""
+        return subprocess.run([sys.executable, str(self.repo / "scripts" / "queue.py"), *args], cwd=self.repo,
+                              env=self.environment(**settings), capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    def start(self, **settings):
+        """The queue started in the background, its output in a file of its own."""
+        output = self.root / f"queue{len(self.processes)}.out"
+        with open(output, "w") as f:
+            process = subprocess.Popen([sys.executable, str(self.repo / "scripts" / "queue.py")], cwd=self.repo,
+                                       env=self.environment(**settings), stdout=f, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
+        self.processes.append(process)
+        self.outputs.append(output)
+        return process
+
+    def run_folder(self, run):
+        return self.queue_dir / "T1" / "runs" / run.name
+
+    def log(self, run):
+        return self.queue_dir / "T1" / "runs" / f"{run.name}.log"
+
+    def exported(self, run):
+        path = self.repo / "docs" / "results" / "experiments" / "T1" / f"{run.name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def eval_steps(self, run):
+        return [step for step, _ in self.exported(run)["curves"]["eval/episodic_return"]]
+
+    def changed(self):
+        """`git status --porcelain` of the clone: what is changed and not committed."""
+        return set(git("status", "--porcelain", cwd=self.repo).splitlines())
+
+    def committed_since_registration(self):
+        return set(git("diff", "--name-only", self.registered, "HEAD", cwd=self.repo).splitlines())
+
+    def close(self):
+        """Kill what is still running and print every queue's output and run log (pytest shows them on a failure)."""
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)
+        for output in self.outputs:
+            print(f"---- {output.name}\n{output.read_text()}")
+        for log in sorted((self.queue_dir / "T1" / "runs").glob("*.log")):
+            print(f"---- {log.name}\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture
+def clone(tmp_path):
+    made = []
+
+    def make(methods=("td3", "camel_td3"), steps=STEPS):
+        made.append(Clone(tmp_path, methods, steps))
+        return made[-1]
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def test_plan_lists_the_registered_runs_in_order_and_status_says_none_finished_and_what_is_next(clone):
+    c = clone()
+    plan = c.command("plan")
+    assert plan.returncode == 0, plan.stderr
+    assert plan.stdout.splitlines() == [f"  0 T1 Hopper-v4__td3__1 - {STEPS} @{c.code[:10]}",
+                                        f"  1 T1 Hopper-v4__camel_td3__1 policies/hopper.py {STEPS} @{c.code[:10]}"]  # fmt: skip
+    status = c.command("status")
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.splitlines() == ["T1: 0 of 2 finished", "  2 not started, next: Hopper-v4__td3__1, Hopper-v4__camel_td3__1"]
+    assert not c.queue_dir.exists(), "plan and status run nothing"
+
+
+def test_an_unregistered_experiment_is_refused_in_one_line(clone):
+    c = clone()
+    for mode in ("plan", "status", "run"):
+        refused = c.command(mode, EXPERIMENTS="T1 T9")
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert refused.stderr.splitlines() == ["error: EXPERIMENTS names T9, which docs/preregistration.md does not register"]
+    assert not c.queue_dir.exists()
+
+
+def test_the_queue_runs_every_run_at_the_registered_commit_and_commits_only_their_curves(clone):
+    c = clone()
+    # what someone else is editing in the repository: one file changed, one staged; the queue commits neither
+    with open(c.repo / "README.md", "a") as f:
+        f.write("\nan edit under way\n")
+    (c.repo / "notes.txt").write_text("staged, not committed\n")
+    git("add", "notes.txt", cwd=c.repo)
+    before = c.changed()
+    queue = c.start(WORKERS=2)
+    assert queue.wait(timeout=300) == 0
+    for run in c.runs:
+        finished = json.loads((c.run_folder(run) / "finished.json").read_text())
+        assert finished["commit"] == c.code and finished["total_timesteps"] == STEPS
+        assert f"{c.queue_dir}/code/{c.code}/camel_td3.py --env-id Hopper-v4" in c.log(run).read_text()  # the registered trainer
+        record = c.exported(run)
+        assert record["finished"] is not None and record_problems(run, record) == []
+        assert c.eval_steps(run) == EVALUATIONS
+        last = git("log", "-1", "--format=%s", f"{c.registered}..HEAD", "--", f"docs/results/experiments/T1/{run.name}.json", cwd=c.repo)
+        assert re.fullmatch(rf"queue: (.*, )?{run.name}(, .*)? finished \(T1\)", last), last  # the commit of its finish says so
+    assert c.committed_since_registration() == {f"docs/results/experiments/T1/{run.name}.json" for run in c.runs}
+    assert c.changed() == before == {" M README.md", "A  notes.txt"}
+    status = c.command("status")
+    assert status.stdout.splitlines()[0] == "T1: 2 of 2 finished"
+
+
+def test_a_queue_stopped_with_sigterm_leaves_a_checkpoint_that_the_next_queue_resumes_to_the_end(clone):
+    c = clone(methods=("camel_td3",))
+    (run,) = c.runs
+    queue = c.start()
+    wait_for(lambda: (c.run_folder(run) / "checkpoint.pt").exists() or queue.poll() is not None, 180, "the run's first checkpoint")
+    assert queue.poll() is None, "the queue ended before the run's first checkpoint"
+    queue.send_signal(signal.SIGTERM)  # the queue only: it passes the signal on to its runs
+    assert queue.wait(timeout=120) == 130
+    assert (c.run_folder(run) / "checkpoint.pt").exists() and not (c.run_folder(run) / "finished.json").exists()
+    record = c.exported(run)
+    assert record["finished"] is None and record_problems(run, record) == []  # the curve so far, exported and committed
+    assert c.changed() == set() and c.committed_since_registration() == {f"docs/results/experiments/T1/{run.name}.json"}
+    status = c.command("status").stdout.splitlines()
+    assert status[0] == "T1: 0 of 1 finished"
+    assert re.fullmatch(rf"  {run.name}: stopped, resumes from its checkpoint \(committed curve to step \d+\)", status[1]), status
+
+    queue = c.start()
+    assert queue.wait(timeout=300) == 0
+    starts = [line for line in c.log(run).read_text().splitlines() if line.startswith("==== ")]
+    assert len(starts) == 2 and "--resume" not in starts[0] and f"--resume runs/{run.name}" in starts[1]
+    assert f"queue: {run.name} (T1) on core 0: resumed" in c.outputs[1].read_text()
+    finished = json.loads((c.run_folder(run) / "finished.json").read_text())
+    assert finished["commit"] == c.code and finished["total_timesteps"] == STEPS
+    assert c.exported(run)["finished"] == finished
+    assert c.eval_steps(run) == EVALUATIONS  # each evaluation once: none lost or repeated across the stop
+    assert c.changed() == set()
+
+
+def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_every_export_minutes(clone):
+    c = clone(methods=("td3",), steps=100_000)  # a run that outlasts the test
+    (run,) = c.runs
+    queue = c.start()
+    pid_file = c.queue_dir / "T1" / "runs" / f"{run.name}.pid"
+    wait_for(lambda: pid_file.exists() or queue.poll() is not None, 60, "the queue to start its run")
+    second = c.command()
+    assert second.returncode == 2 and second.stdout == ""
+    assert second.stderr.splitlines() == ["error: a queue is already running (scripts/queue.py status shows its runs); stop it first"]
+    assert queue.poll() is None and pid_file.exists(), "the refused queue leaves the running one alone"
+    path = f"docs/results/experiments/T1/{run.name}.json"
+    wait_for(lambda: queue.poll() is not None or git("log", "--format=%H", "--", path, cwd=c.repo), 180, "a committed curve")
+    assert queue.poll() is None, "the queue ended while its run was under way"
+    assert c.exported(run)["finished"] is None
+    assert git("log", "-1", "--format=%s", cwd=c.repo) == "queue: curves (T1)"
