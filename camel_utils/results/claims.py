@@ -385,6 +385,15 @@ def column_group(column):
     return Group(column["condition"], parse_seeds(column["seeds"]), column["label"], {}, dict(column.get("guide_files", {})))
 
 
+def table_runs(found, group, env_id, runs_dir):
+    """A table column's runs in an env, checked as a claim's group is (every seed finished, one guide file, one set of
+    settings)."""
+    claim = Claim(question=group.label, x=group, y=None, guide="", envs=(env_id,), runs=runs_dir, metric="final",
+                  tag="eval/episodic_return", window=(), differs_in=(), caveat="", section="", experiment="",
+                  confidence=None, resamples=None)  # fmt: skip
+    return group_runs(found, claim, group, env_id)
+
+
 def headline_table(columns, envs, runs_dir, guides, bootstrap, repo):
     """Markdown rows: an env per row, a column per group of runs (mean at the last step every run reached, with its
     CI), per guide alone (guides.json) and per published number; then the normalised IQM over the envs of each group
@@ -399,10 +408,7 @@ def headline_table(columns, envs, runs_dir, guides, bootstrap, repo):
         for i, column in enumerate(columns):
             if "condition" in column:
                 group = column_group(column)
-                claim = Claim(question=column["label"], x=group, y=None, guide="", envs=(env_id,), runs=runs_dir, metric="final",
-                              tag="eval/episodic_return", window=(), differs_in=(), caveat="", section="", experiment="",
-                              confidence=None, resamples=None)  # fmt: skip
-                runs = group_runs(found, claim, group, env_id)
+                runs = table_runs(found, group, env_id, runs_dir)
                 step = min(run.steps[-1] for run in runs)
                 steps.add(int(step))
                 values = final_values(runs, step)
@@ -500,10 +506,7 @@ def budget_blocks(path, repo=".", waiting=False):
     groups = {}
     for method, group in columns.items():
         for env_id in envs:
-            claim = Claim(question=group.label, x=group, y=None, guide="", envs=(env_id,), runs=spec["runs"], metric="final",
-                          tag="eval/episodic_return", window=(), differs_in=(), caveat="", section="", experiment="",
-                          confidence=None, resamples=None)  # fmt: skip
-            groups[(env_id, method)] = group_runs(found, claim, group, env_id)
+            groups[(env_id, method)] = table_runs(found, group, env_id, spec["runs"])
     label = {m: g.label for m, g in columns.items()}.get
 
     lines = [f"| env | method | {' | '.join(format_steps(s) for s in steps)} |", "|---|---|" + "---|" * len(steps)]
