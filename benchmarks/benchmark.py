@@ -74,6 +74,8 @@ import tyro
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # camel_td3 and camel_utils.guide, when run as `python benchmarks/benchmark.py`
 
+from camel_utils.machine import cpu_kind, cpu_model, cpu_simd  # noqa: E402
+
 SPS_TAG = "charts/SPS"  # logged every 100 steps by camel_td3.py, camel_sac.py and CleanRL's TD3 and SAC
 TRAINERS = ("camel_td3.py", "camel_plus_td3.py", "camel_sac.py")  # a variant's flags may start with one of these; camel_td3.py otherwise
 # each trainer's counterpart in a CleanRL checkout, and the name of its row
@@ -373,33 +375,13 @@ def replay_buffer_memory(env_id, transitions):
     return memory
 
 
-def cpuinfo_field(name, cpuinfo="/proc/cpuinfo"):
-    """The value of the first line of /proc/cpuinfo that starts with name, or None (no such line, no such file)."""
-    if not os.path.exists(cpuinfo):
-        return None
-    with open(cpuinfo) as f:
-        return next((line.split(":", 1)[1].strip() for line in f if line.startswith(name)), None)
-
-
-def cpu_model():
-    return cpuinfo_field("model name") or platform.processor() or platform.machine()
-
-
-SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile")  # the ones kernels are chosen by
 # Environment variables that hold the libraries below an instruction set (e.g. all three at AVX2 on an AVX-512 CPU:
 # the kernels an AVX2-only CPU such as the AMD EPYC gets): recorded, and named in the table, whenever they are set.
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
 
 
-def cpu_simd(cpuinfo="/proc/cpuinfo"):
-    """The vector instruction sets among the CPU's flags (SIMD_FLAGS, in that order): matrix libraries pick their
-    kernels by them, so two machines with the same model name but different flags are different machines here."""
-    flags = (cpuinfo_field("flags", cpuinfo) or "").split()
-    return [flag for flag in SIMD_FLAGS if flag in flags]
-
-
 def machine_info(args):
-    info = {"cpu": cpu_model(), "cpu_simd": cpu_simd(), "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+    info = {"cpu": cpu_model(), "cpu_simd": cpu_simd(), "cpu_kind": cpu_kind(), "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
             "kernel_variables": {name: os.environ[name] for name in KERNEL_VARIABLES if name in os.environ}}  # fmt: skip

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import camel_plus_td3  # noqa: E402  (the paper's CAMEL's update functions, the same text in camel_td3.py, and CAMEL+'s)
 from camel_utils import fast_update as fast  # noqa: E402
 from camel_plus_td3 import ReplayBuffer, make_env  # noqa: E402
-from benchmark import cpu_model, cpu_simd  # noqa: E402
+from camel_utils.machine import cpu_model, cpu_simd  # noqa: E402
 from camel_utils.guide import full_bounds, to_env_units  # noqa: E402
 
 MATMULS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}

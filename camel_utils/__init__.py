@@ -13,6 +13,8 @@ concept, and imports point one way, from the top of this list down (tests/test_i
   preregistration  the experiments of docs/preregistration.md: their runs, and a run checked against them (standard library only)
   conditions   run names: what a condition says, and what figures and tables call it (standard library only)
   cli          what every command shares: one-line usage errors, progress display (standard library only)
+  machine      the CPU a run or a measurement was made on: model name, family and model, vector instruction sets
+               (standard library only)
 
 Nothing is imported here, so scripts/sweep.py, which runs without the project's packages, can import conditions and
 cli alone.

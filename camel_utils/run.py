@@ -43,6 +43,7 @@ from torch.utils.tensorboard import SummaryWriter
 from camel_utils.cli import REPO, Progress, UsageError, command, shown_path
 from camel_utils.conditions import default_exp_name, method_name
 from camel_utils.guide import GuideError, full_bounds, guide_file_record, make_guide
+from camel_utils.machine import cpu_kind, cpu_model
 
 # The paper's envs are the v4 MuJoCo ones; Gymnasium's reminder that v5 exists is not news here.
 warnings.filterwarnings("ignore", message=r".*is out of date\. You should consider upgrading")
@@ -438,21 +439,6 @@ def resume_args(resume, cli_args, args_class, script):
     return args, checkpoint
 
 
-def cpu_model():
-    """The CPU's model name, as /proc/cpuinfo gives it (MuJoCo's arithmetic differs between CPU kinds, so a run's
-    curve is reproducible on the same kind only), or platform's word for it elsewhere."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine() or None
-
-
 def finish_run(run_dir, summary):
     """Mark a run complete: write finished.json and delete its checkpoint (the replay buffer in it is no longer needed)."""
     with open(os.path.join(run_dir, "finished.json"), "w") as f:
@@ -655,7 +641,7 @@ class Run:
                                   "env_id": args.env_id, "exp_name": args.exp_name, "seed": args.seed,
                                   "total_timesteps": args.total_timesteps, "final_eval_return": self.eval_return,
                                   "guide_calls": guide.calls if guide else None, "guide_failures": guide.failures if guide else 0,
-                                  "guide_file": self.guide_file, "cpu": cpu_model()})  # fmt: skip
+                                  "guide_file": self.guide_file, "cpu": cpu_model(), "cpu_kind": cpu_kind()})  # fmt: skip
         if updates_happen(args):
             print(f"finished {args.run_name}: eval/episodic_return {self.eval_return:.1f} after {args.total_timesteps} steps")
         else:

@@ -137,15 +137,6 @@ def test_benchmark_runs_end_to_end_and_writes_the_table(tmp_path):
     assert "kernels held below the CPU's by ATEN_CPU_CAPABILITY=default in every run" in table
 
 
-def test_the_cpu_record_names_the_vector_instruction_sets_from_cpuinfo(tmp_path):
-    # two cores of a VM that has AVX2 and FMA but no AVX-512; the flags line's order is not SIMD_FLAGS' order
-    cpuinfo = tmp_path / "cpuinfo"
-    core = "model name\t: AMD EPYC\nflags\t\t: fpu sse2 fma avx2 sse4_2 avx pclmulqdq\n\n"
-    cpuinfo.write_text("processor\t: 0\n" + core + "processor\t: 1\n" + core)
-    assert benchmark.cpu_simd(str(cpuinfo)) == ["sse4_2", "avx", "avx2", "fma"]
-    assert benchmark.cpu_simd(str(tmp_path / "missing")) == []
-
-
 def test_each_variant_is_compared_with_cleanrls_script_for_its_own_algorithm():
     runs = [{"variant": v, "threads": 1, "steps_per_second": sps}
             for v, sps in [("td3", 120), ("sac", 60), ("cleanrl", 100), ("cleanrl-sac", 40), ("td3", 140)]]

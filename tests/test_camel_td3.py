@@ -25,6 +25,7 @@ from camel_utils.guide import to_env_units
 from camel_utils.run import CompiledOrEager, updates_happen
 from camel_td3 import Actor, QNetwork, explore, td3_target, update_actor, update_critics, update_targets
 from camel_utils.fast_update import actor_grads, fuse_critics, fused, twin_critic_grads
+from camel_utils.machine import cpu_kind, cpu_model
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--total-timesteps", "600", "--learning-starts", "200", "--batch-size", "32", "--eval-frequency", "300",
@@ -432,6 +433,7 @@ def test_short_camel_run_writes_cleanrl_and_camel_scalars(workdir):
     assert "hyperparameters" in events.Tags()["tensors"] or "hyperparameters/text_summary" in events.Tags()["tensors"]
     summary = json.loads((workdir / "runs/r/finished.json").read_text())
     assert summary["guide_failures"] == 0 and summary["total_timesteps"] == 600
+    assert summary["cpu"] == cpu_model() and summary["cpu_kind"] == cpu_kind()  # which kind of CPU made the curve
     assert "r: 600/600 steps (100%)" in result.stderr  # plain progress lines when not in a terminal
     assert not (workdir / "runs/r/checkpoint.pt").exists()
 

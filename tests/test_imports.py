@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FLOORS = ["cli", "conditions", "preregistration", "agent", "fast_update", "guide", "guide_eval", "llm", "judge", "results", "hub", "run"]  # bottom first
+FLOORS = ["machine", "cli", "conditions", "preregistration", "agent", "fast_update", "guide", "guide_eval", "llm", "judge", "results", "hub", "run"]  # bottom first
 
 
 def project_modules():
