@@ -344,7 +344,7 @@ def claims_tables(path, repo="."):
         key = (claim.runs, claim.tag)
         if key not in loaded:  # a registered experiment's folder appears with its first run's curve
             folder = os.path.join(repo, claim.runs)
-            loaded[key] = load_runs([folder], claim.tag).runs if os.path.isdir(folder) else []
+            loaded[key] = folder_runs(folder, claim.tag)
         if claim.experiment:
             done, total = finished_share(claim, loaded[key])
             pending.append(pending_markdown(claim, total))
@@ -385,6 +385,12 @@ def column_group(column):
     return Group(column["condition"], parse_seeds(column["seeds"]), column["label"], {}, dict(column.get("guide_files", {})))
 
 
+def folder_runs(folder, tag="eval/episodic_return"):
+    """Every run under a folder of runs; none where the folder is not there yet (a registered experiment's folder
+    appears with its first run's curve)."""
+    return load_runs([folder], tag).runs if os.path.isdir(folder) else []
+
+
 def table_runs(found, group, env_id, runs_dir):
     """A table column's runs in an env, checked as a claim's group is (every seed finished, one guide file, one set of
     settings)."""
@@ -394,11 +400,10 @@ def table_runs(found, group, env_id, runs_dir):
     return group_runs(found, claim, group, env_id)
 
 
-def headline_table(columns, envs, runs_dir, guides, bootstrap, repo):
+def headline_table(columns, envs, runs_dir, found, guides, bootstrap):
     """Markdown rows: an env per row, a column per group of runs (mean at the last step every run reached, with its
     CI), per guide alone (guides.json) and per published number; then the normalised IQM over the envs of each group
     that has as many seeds in every env."""
-    found = load_runs([os.path.join(repo, runs_dir)], "eval/episodic_return").runs if os.path.isdir(os.path.join(repo, runs_dir)) else []
     header = "| env | " + " | ".join(c["label"] for c in columns) + " |"
     lines = [header, "|---" * (len(columns) + 1) + "|"]
     scores = {i: [] for i, c in enumerate(columns) if "condition" in c}
@@ -446,7 +451,7 @@ def headline_markdown(path, repo=".", waiting=False):
     with open(os.path.join(repo, data.get("guide_returns", "docs/results/guides.json"))) as f:
         guides = json.load(f)
     envs = tuple(spec["envs"])
-    found = load_runs([os.path.join(repo, spec["runs"])], "eval/episodic_return").runs if os.path.isdir(os.path.join(repo, spec["runs"])) else []
+    found = folder_runs(os.path.join(repo, spec["runs"]))
     groups = [column_group(c) for c in spec["columns"] if "condition" in c]
     total = sum(len(g.seeds_in(e)) for g in groups for e in envs)
     done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in groups for e in envs)
@@ -454,12 +459,12 @@ def headline_markdown(path, repo=".", waiting=False):
                                     float(spec.get("confidence", intervals.CONFIDENCE)))  # fmt: skip
     ci = f"{bootstrap.confidence:.1%}".replace(".0%", "%")
     if done == total and not waiting:
-        table, steps = headline_table(spec["columns"], envs, spec["runs"], guides, bootstrap, repo)
+        table, steps = headline_table(spec["columns"], envs, spec["runs"], found, guides, bootstrap)
         head = spec["text"].format(step=", ".join(format_steps(s) for s in sorted(steps)), ci=ci, resamples=f"{bootstrap.resamples:,}")
         return f"{head}\n\n{table}\n"
     interim = spec["interim"]
-    table, steps = headline_table(interim["columns"], envs, interim["runs"], guides,
-                                  bootstrap._replace(resamples=int(interim.get("bootstrap_resamples", bootstrap.resamples))), repo)  # fmt: skip
+    table, steps = headline_table(interim["columns"], envs, interim["runs"], folder_runs(os.path.join(repo, interim["runs"])), guides,
+                                  bootstrap._replace(resamples=int(interim.get("bootstrap_resamples", bootstrap.resamples))))  # fmt: skip
     waiting = spec["waiting"].format(total=total)
     head = interim["text"].format(step=", ".join(format_steps(s) for s in sorted(steps)), ci=ci,
                                   resamples=f"{int(interim.get('bootstrap_resamples', bootstrap.resamples)):,}")  # fmt: skip
@@ -495,7 +500,7 @@ def budget_blocks(path, repo=".", waiting=False):
     envs, steps = tuple(spec["envs"]), [int(s) for s in spec["steps"]]
     columns = {c["condition"]: column_group(c) for c in spec["columns"]}
     folder = os.path.join(repo, spec["runs"])
-    found = load_runs([folder], "eval/episodic_return").runs if os.path.isdir(folder) else []
+    found = folder_runs(folder)
     total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
     done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in columns.values() for e in envs)
     if done < total or waiting:
