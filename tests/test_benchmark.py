@@ -244,23 +244,34 @@ def table_row(table, variant):
     return dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
 
 
-def test_cleanrls_jax_td3_runs_with_its_own_venvs_python_and_gets_its_own_column(tmp_path):
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
+def test_cleanrls_jax_td3_runs_with_its_own_venvs_python_pinned_by_taskset_in_its_own_column(tmp_path):
     checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
                                                     "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
     jax_python = fake_jax_venv(tmp_path / "jax-venv")
     output = tmp_path / "results"
 
-    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(jax_python))
+    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(jax_python), "--pin-cores", "0", "--keep-runs")
     child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
 
     # the fake scripts exit with an error when run by the wrong python: each row ran with its own venv's
     assert child.returncode == 0, child.stdout + child.stderr
     results = json.loads((output / "results.json").read_text())
-    runs = {run["variant"]: shlex.split(run["command"]) for run in results["runs"]}
-    assert runs["cleanrl-jax-td3"][:2] == [str(jax_python), str(checkout / "cleanrl" / "td3_continuous_action_jax.py")]
-    assert runs["cleanrl"][0] == sys.executable and runs["td3"][0] == sys.executable
-    # the same env, seed, warm-up and steps as the PyTorch row; no --cuda flag, which the JAX script does not have
-    assert runs["cleanrl-jax-td3"][2:] == runs["cleanrl"][2:-1] and runs["cleanrl"][-1] == "--no-cuda"
+    try:
+        runs = {run["variant"]: shlex.split(run["command"]) for run in results["runs"]}
+        # every measured process under taskset, with its own python
+        assert all(command[:3] == ["taskset", "-c", "0"] for command in runs.values())
+        assert runs["cleanrl-jax-td3"][3:5] == [str(jax_python), str(checkout / "cleanrl" / "td3_continuous_action_jax.py")]
+        assert runs["cleanrl"][3] == sys.executable and runs["td3"][3] == sys.executable
+        # the same env, seed, warm-up and steps as the PyTorch row; no --cuda flag, which the JAX script does not have
+        assert runs["cleanrl-jax-td3"][5:] == runs["cleanrl"][5:-1] and runs["cleanrl"][-1] == "--no-cuda"
+        # and the pinning holds: CleanRL's (stand-in) scripts, JAX's included, could run on CPU 0 only
+        folders = {run["variant"]: Path(run["folder"]) for run in results["runs"]}
+        for variant in ["cleanrl", "cleanrl-jax-td3"]:
+            assert json.loads((folders[variant] / "affinity.json").read_text()) == [0]
+    finally:
+        for run in results["runs"]:
+            shutil.rmtree(run["folder"], ignore_errors=True)
     rows = {row["variant"]: row for row in results["summary"]}
     assert list(rows) == ["td3", "cleanrl", "cleanrl-jax-td3"]
     assert rows["cleanrl"]["median"] == pytest.approx(100) and rows["cleanrl-jax-td3"]["median"] == pytest.approx(200)
@@ -268,13 +279,14 @@ def test_cleanrls_jax_td3_runs_with_its_own_venvs_python_and_gets_its_own_column
     td3 = rows["td3"]["median"]
     assert rows["td3"]["vs_cleanrl"] == pytest.approx(td3 / 100) and rows["td3"]["vs_cleanrl_jax"] == pytest.approx(td3 / 200)
     assert results["cleanrl_jax_venv"]["jax"] == "0.0-stub" and results["cleanrl_jax_skipped"] is None
+    assert results["settings"]["pin_cores"] == "0"
     table = (output / "results.md").read_text()
     cells = table_row(table, "td3")
     assert cells["vs CleanRL"] == f"{td3 / 100:.2f}" and cells["vs CleanRL JAX"] == f"{td3 / 200:.2f}"
     jax_cells = table_row(table, "cleanrl-jax-td3")
     assert jax_cells["steps/s (median)"] == "200" and jax_cells["vs CleanRL"] == "2.00" and jax_cells["vs CleanRL JAX"] == "1.00"
     assert "(CleanRL's td3_continuous_action_jax.py)" in table and "jax 0.0-stub" in table
-    assert "runs not pinned to cores" in table and all(command[0] != "taskset" for command in runs.values())
+    assert "every run pinned with `taskset -c 0`" in table and "here those of `taskset -c 0`" in table
 
 
 def test_the_jax_row_is_skipped_with_one_clear_line_when_its_venv_is_missing(tmp_path):
@@ -297,6 +309,7 @@ def test_the_jax_row_is_skipped_with_one_clear_line_when_its_venv_is_missing(tmp
     table = (output / "results.md").read_text()
     assert "vs CleanRL JAX" not in table and "cleanrl-jax-td3 not run: no JAX venv" in table
     assert table_row(table, "td3")["vs CleanRL"] == f"{results['summary'][0]['median'] / 100:.2f}"
+    assert "runs not pinned to cores" in table and all(not run["command"].startswith("taskset") for run in results["runs"])
 
     # a --cleanrl-jax-python that is not there is a mistake, not a skip: it stops before any run
     missing = tmp_path / "nowhere" / "bin" / "python"
@@ -304,32 +317,3 @@ def test_the_jax_row_is_skipped_with_one_clear_line_when_its_venv_is_missing(tmp
     child = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert child.returncode != 0 and f"--cleanrl-jax-python {missing} not found" in child.stderr
     assert "[1/" not in child.stdout
-
-
-@pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
-def test_pin_cores_runs_every_measured_process_under_taskset(tmp_path):
-    checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
-                                                    "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
-    jax_python = fake_jax_venv(tmp_path / "jax-venv")
-    output = tmp_path / "results"
-    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(jax_python), "--pin-cores", "0", "--keep-runs")
-
-    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
-
-    assert child.returncode == 0, child.stdout + child.stderr
-    results = json.loads((output / "results.json").read_text())
-    try:
-        runs = {run["variant"]: run for run in results["runs"]}
-        assert list(runs) == ["td3", "cleanrl", "cleanrl-jax-td3"]
-        pythons = {"td3": sys.executable, "cleanrl": sys.executable, "cleanrl-jax-td3": str(jax_python)}
-        for variant, run in runs.items():
-            assert shlex.split(run["command"])[:4] == ["taskset", "-c", "0", pythons[variant]], run["command"]
-        # and the pinning holds: CleanRL's (stand-in) scripts, JAX's included, could run on CPU 0 only
-        for variant in ["cleanrl", "cleanrl-jax-td3"]:
-            assert json.loads((Path(runs[variant]["folder"]) / "affinity.json").read_text()) == [0]
-    finally:
-        for run in results["runs"]:
-            shutil.rmtree(run["folder"], ignore_errors=True)
-    assert results["settings"]["pin_cores"] == "0"
-    table = (output / "results.md").read_text()
-    assert "every run pinned with `taskset -c 0`" in table and "here those of `taskset -c 0`" in table

@@ -6,7 +6,7 @@ of improvement and the performance profile, by hand and against rliable's own me
 
 import numpy as np
 import pytest
-from rliable import metrics
+from rliable import library, metrics
 
 from camel_utils.results import intervals
 from camel_utils.results.runs import Run
@@ -109,6 +109,21 @@ def test_each_estimate_has_a_ci_around_it_and_each_env_its_own():
     # one run per env: nothing to resample, the CI is the point
     alone, _ = intervals.score_estimates([[0.25], [0.75]], intervals.Bootstrap(50))
     assert alone.mean == (0.5, 0.5, 0.5)
+
+
+def test_one_run_per_env_gives_rliables_estimates_without_resampling():
+    # the same numbers as rliable's bootstrap, whose every resample of one run per env is that run
+    def env_means(scores):
+        return scores.mean(axis=0)
+
+    def improvement(x, y):
+        return np.array([intervals.probability_of_improvement(x, y)])
+
+    for func, scores in [(env_means, np.array([[0.25, 0.75]])), (improvement, [np.array([[2.0, 1.0]]), np.array([[1.0, 1.0]])])]:
+        points, ends = (d["k"] for d in library.get_interval_estimates({"k": scores}, func, reps=50))
+        expected = [(float(p), float(low), float(high)) for p, low, high in zip(points, *np.asarray(ends).reshape(2, -1))]
+        assert intervals.interval_estimates({"k": scores}, func)["k"] == expected
+    assert expected == [(0.75, 0.75, 0.75)]  # X above Y on one env (1), tied on the other (0.5)
 
 
 def test_the_bootstrap_is_seeded_and_leaves_numpys_generator_as_it_was():

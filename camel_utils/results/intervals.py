@@ -75,11 +75,16 @@ class Bootstrap(NamedTuple):
 
 def interval_estimates(score_dict, func, bootstrap=Bootstrap()):
     """{key: [Estimate of each value func returns]} by rliable's stratified bootstrap (percentile intervals), with
-    NumPy's global generator seeded by the bootstrap's seed for each key."""
+    NumPy's global generator seeded by the bootstrap's seed for each key. Where each env has one run, every resample
+    is those runs, so the CI is the point (rliable's answer, without its 50,000 identical resamples)."""
     from rliable import library
 
     estimates = {}
     for key, scores in score_dict.items():
+        arrays = scores if isinstance(scores, (list, tuple)) else [scores]
+        if all(len(array) == 1 for array in arrays):  # one run per env: every resample is the runs themselves
+            estimates[key] = [Estimate(float(p), float(p), float(p)) for p in np.atleast_1d(func(*arrays))]
+            continue
         state = np.random.get_state()
         np.random.seed(bootstrap.seed)
         try:
