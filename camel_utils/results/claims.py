@@ -172,8 +172,8 @@ def reading(estimate, against=0.5, seeds=MIN_SEEDS):
 
 def pair_estimates(columns_x, columns_y, bootstrap):
     """(P(X > Y) over the envs or None, [each env's P(X > Y)], [each env's mean of X], [each env's mean of Y]), with
-    their CIs, from one bootstrap in which X's and Y's seeds are resampled independently within each env (rliable's
-    StratifiedIndependentBootstrap); each env alone, and no P over the envs, where the seeds per env differ."""
+    their CIs, from one bootstrap in which X's and Y's seeds are resampled independently within each env; each env
+    alone, and no P over the envs, where the seeds per env differ (intervals.bootstrap_by_env)."""
     envs = len(columns_x)
 
     def every_number(x, y):  # P over the envs, each env's P, each env's mean of X and of Y
@@ -181,24 +181,17 @@ def pair_estimates(columns_x, columns_y, bootstrap):
         per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
         return np.concatenate([[per_env.mean()], per_env, x.mean(axis=0), y.mean(axis=0)])
 
-    if len({len(c) for c in columns_x}) == 1 and len({len(c) for c in columns_y}) == 1:
-        pair = [np.stack(columns_x, axis=1), np.stack(columns_y, axis=1)]
-        found = intervals.interval_estimates({"pair": pair}, every_number, bootstrap)["pair"]
-        return (found[0] if envs > 1 else None), found[1 : 1 + envs], found[1 + envs : 1 + 2 * envs], found[1 + 2 * envs :]
-    alone = [intervals.interval_estimates({"pair": [np.asarray(x, float)[:, None], np.asarray(y, float)[:, None]]},
-                                          every_number, bootstrap)["pair"] for x, y in zip(columns_x, columns_y)]  # fmt: skip
-    return None, [a[1] for a in alone], [a[2] for a in alone], [a[3] for a in alone]
+    stacked, alone = intervals.bootstrap_by_env([columns_x, columns_y], every_number, bootstrap)
+    if stacked is None:
+        return None, [a[1] for a in alone], [a[2] for a in alone], [a[3] for a in alone]
+    return (stacked[0] if envs > 1 else None), stacked[1 : 1 + envs], stacked[1 + envs : 1 + 2 * envs], stacked[1 + 2 * envs :]
 
 
 def mean_estimates(columns, bootstrap):
     """[each env's mean with its CI], from one stratified bootstrap of the seeds (each env alone where the seeds per
     env differ)."""
-    def every_mean(x):
-        return np.asarray(x, float).mean(axis=0)
-
-    if len({len(c) for c in columns}) == 1:
-        return intervals.interval_estimates({"x": np.stack(columns, axis=1)}, every_mean, bootstrap)["x"]
-    return [intervals.interval_estimates({"x": np.asarray(c, float)[:, None]}, every_mean, bootstrap)["x"][0] for c in columns]
+    stacked, alone = intervals.bootstrap_by_env([columns], lambda x: x.mean(axis=0), bootstrap)
+    return stacked if stacked is not None else [found[0] for found in alone]
 
 
 def guide_return(claim, guides, env_id, x_runs):

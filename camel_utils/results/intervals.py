@@ -97,6 +97,23 @@ def interval_estimates(score_dict, func, bootstrap=Bootstrap()):
     return estimates
 
 
+def bootstrap_by_env(groups, statistic, bootstrap=Bootstrap()):
+    """statistic's estimates from the runs of one or more groups, each given as one column of scores per env: rliable's
+    stratified bootstrap of one group (StratifiedBootstrap), each group resampled on its own for more
+    (StratifiedIndependentBootstrap). Where every env has as many runs of each group: (the estimates of one bootstrap
+    of the groups' (runs x envs) matrices, None); else (None, [each env's estimates from its own bootstrap]), since
+    rliable's stratified bootstrap needs a matrix."""
+    groups = [[np.asarray(column, dtype=float) for column in columns] for columns in groups]
+
+    def data(matrices):
+        return matrices[0] if len(matrices) == 1 else matrices
+
+    if all(len({len(column) for column in columns}) == 1 for columns in groups):
+        return interval_estimates({"k": data([np.stack(columns, axis=1) for columns in groups])}, statistic, bootstrap)["k"], None
+    envs = range(len(groups[0]))
+    return None, [interval_estimates({"k": data([columns[env][:, None] for columns in groups])}, statistic, bootstrap)["k"] for env in envs]
+
+
 class Scores(NamedTuple):
     iqm: Estimate
     mean: Estimate
@@ -104,10 +121,8 @@ class Scores(NamedTuple):
 
 def score_estimates(columns, bootstrap=Bootstrap()):
     """(the aggregate over the columns or None, [each column's]) IQM and mean with their CIs, from one column of
-    scores per env. With as many runs in every env, one bootstrap of the (runs x envs) matrix gives the aggregate and
-    each env's (an env's estimate comes from its column of the same resamples); else each env is bootstrapped alone,
-    and there is no aggregate (rliable's stratified bootstrap needs a matrix)."""
-    columns = [np.asarray(c, dtype=float) for c in columns]
+    scores per env (bootstrap_by_env: an env's estimate comes from its column of the aggregate's resamples where the
+    envs have as many runs, else from its own bootstrap, with no aggregate)."""
 
     def every_estimate(scores):  # the aggregate's IQM and mean, then each env's (iqm and mean of its column, at once)
         runs = len(scores)
@@ -115,33 +130,25 @@ def score_estimates(columns, bootstrap=Bootstrap()):
         env_iqm, env_mean = np.sort(scores, axis=0)[cut : runs - cut].mean(axis=0), scores.mean(axis=0)
         return np.concatenate([[iqm(scores), env_mean.mean()], np.stack([env_iqm, env_mean], axis=1).ravel()])
 
-    if len({len(c) for c in columns}) == 1:
-        found = interval_estimates({"scores": np.stack(columns, axis=1)}, every_estimate, bootstrap)["scores"]
-        return Scores(*found[:2]), [Scores(*found[2 + 2 * env : 4 + 2 * env]) for env in range(len(columns))]
-    alone = [interval_estimates({"scores": c[:, None]}, every_estimate, bootstrap)["scores"] for c in columns]
-    return None, [Scores(*found[:2]) for found in alone]
+    stacked, alone = bootstrap_by_env([columns], every_estimate, bootstrap)
+    if stacked is None:
+        return None, [Scores(*found[:2]) for found in alone]
+    return Scores(*stacked[:2]), [Scores(*stacked[2 + 2 * env : 4 + 2 * env]) for env in range(len(columns))]
 
 
 def improvement_estimates(columns_x, columns_y, bootstrap=Bootstrap()):
     """(the aggregate or None, [each env's]) P(X > Y) with its CI, from one column of scores per env for each of X
-    and Y: X's and Y's runs resampled independently within each env (rliable's StratifiedIndependentBootstrap). As in
-    score_estimates, one bootstrap of the two matrices where every env has as many runs of X, and of Y; else each env
-    alone, and no aggregate."""
-    columns_x = [np.asarray(c, dtype=float) for c in columns_x]
-    columns_y = [np.asarray(c, dtype=float) for c in columns_y]
+    and Y, X's and Y's runs resampled independently within each env (bootstrap_by_env)."""
 
     def every_probability(x, y):  # the aggregate, then each env's (probability_of_improvement, every env at once)
         pairs = x[:, None, :] - y[None, :, :]
         per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
         return np.concatenate([[per_env.mean()], per_env])
 
-    if len({len(c) for c in columns_x}) == 1 and len({len(c) for c in columns_y}) == 1:
-        pair = [np.stack(columns_x, axis=1), np.stack(columns_y, axis=1)]
-        found = interval_estimates({"pair": pair}, every_probability, bootstrap)["pair"]
-        return found[0], found[1:]
-    alone = [interval_estimates({"pair": [x[:, None], y[:, None]]}, every_probability, bootstrap)["pair"][0]
-             for x, y in zip(columns_x, columns_y)]  # fmt: skip
-    return None, alone
+    stacked, alone = bootstrap_by_env([columns_x, columns_y], every_probability, bootstrap)
+    if stacked is None:
+        return None, [found[0] for found in alone]
+    return stacked[0], stacked[1:]
 
 
 def score_distribution(scores, taus):
