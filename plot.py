@@ -75,14 +75,15 @@ Definitions
     for n seeds against m, 0.1 with 3 seeds each, 0.008 with 5 each; the table's footnote gives it for its sizes.
 
 Export (`python plot.py export RUNS_DIR --to FOLDER`): for each finished run folder (finished.json present) whose
-file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 10 kB for 100k steps), which plotting reads like the run folder:
+file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 25 kB for 100k steps), which plotting reads like the run folder:
     {"format": "camel-run/1", "run_name": ..., "env_id": ..., "condition": exp_name, "seed": ...,
      "total_timesteps": ..., "finished": finished.json's content, "hyperparameters": {name: value as logged},
      "binned": {tag: bin width in steps, for each thinned curve},
      "curves": {tag: [[step, value], ...]}}
 A hyperparameter that is an absolute path inside this repository (--llm-policy, --expert-model) is written relative
 to it (policies/hopper.py). The curves are eval/episodic_return and eval/episodic_length, whole, and
-charts/episodic_return, charts/epsilon and charts/masked_fraction thinned to at most --max-points points: each point
+charts/episodic_return, charts/epsilon, charts/masked_fraction, losses/qf1_values, losses/qf_loss, losses/actor_loss
+and charts/guide_bc_rows (those a run logs) thinned to at most --max-points points: each point
 [s, v] is the mean v of the values logged at steps in (s - bin, s]. Values are TensorBoard's float32 numbers,
 written in their shortest exact form.
 

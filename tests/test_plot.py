@@ -789,7 +789,9 @@ def sweep_with_training_curves(runs, total=20_000, every=5000):
             extra = {"charts/epsilon": [(s, max(0.0, 1 - s / (total / 2))) for s in range(0, total, 100)],
                      "charts/masked_fraction": [(s, 0.5) for s in range(0, total, 100)],
                      "charts/episodic_return": [(s, s / 100 + seed) for s in range(50, total, 50)],
-                     "losses/actor_loss": [(s, 1.0) for s in range(0, total, 100)]}  # fmt: skip
+                     "losses/actor_loss": [(s, 1.0) for s in range(0, total, 100)],
+                     "losses/qf1_values": [(s, s / 1000) for s in range(0, total, 100)],
+                     "losses/qf2_values": [(s, 0.0) for s in range(0, total, 100)]}  # fmt: skip
             hyperparameters = {"exp_name": condition, "seed": seed, "env_id": "Hopper-v4", "total_timesteps": total}
             write_run(runs, f"Hopper-v4__{condition}__{seed}", line(eval_steps, slope, 10 * seed),
                       hyperparameters=hyperparameters, finished=True, extra=extra)  # fmt: skip
@@ -854,8 +856,12 @@ def test_exported_file_is_small_and_holds_the_run(tmp_path):
     assert record["finished"]["final_eval_return"] == pytest.approx(3020.0)
     # the evaluation curve whole, the training curves thinned to at most 200 points: 500-step bins
     assert record["curves"]["eval/episodic_return"] == [[s, 20.0 + 0.03 * s] for s in range(5000, 100_001, 5000)]
-    assert set(record["curves"]) == {"eval/episodic_return", "charts/epsilon", "charts/masked_fraction", "charts/episodic_return"}
-    assert record["binned"] == {"charts/epsilon": 500, "charts/masked_fraction": 500, "charts/episodic_return": 500}
+    # and the scalars a diagnosis reads (the Q values, the losses, guide BC's rows where logged); not qf2's values
+    thinned = {"charts/epsilon", "charts/masked_fraction", "charts/episodic_return", "losses/actor_loss", "losses/qf1_values"}
+    assert set(record["curves"]) == {"eval/episodic_return"} | thinned
+    assert record["binned"] == {tag: 500 for tag in thinned}
+    # by hand: the Q values s / 1000 at s = 600, 700, ..., 1000 fall in the bin (500, 1000]: mean 0.8
+    assert record["curves"]["losses/qf1_values"][2] == [1000, 0.8]
     # by hand: epsilon is 1 - s / 50000 at s = 0, 100, ...; the bin (0, 500] holds 100..500, mean at 300: 0.994
     epsilon = record["curves"]["charts/epsilon"]
     assert epsilon[:2] == [[0, 1.0], [500, 0.994]] and len(epsilon) == 201

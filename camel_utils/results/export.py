@@ -11,7 +11,10 @@ from camel_utils.cli import REPO, repo_relative  # one rule for a path relative 
 from camel_utils.results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity
 
 EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
-EXPORT_THINNED = ("charts/episodic_return", "charts/epsilon", "charts/masked_fraction")  # exported as bin means
+# exported as bin means: the training curves, and the scalars B1M's diagnosis reads (docs/preregistration.md: the Q
+# values, the critic's and actor's losses, guide BC's share of rows), which a new machine would otherwise not have
+EXPORT_THINNED = ("charts/episodic_return", "charts/epsilon", "charts/masked_fraction", "losses/qf1_values", "losses/qf_loss",
+                  "losses/actor_loss", "charts/guide_bc_rows")  # fmt: skip
 
 
 def bin_width(total_steps, max_points):
