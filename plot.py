@@ -119,7 +119,7 @@ from camel_utils.results.figures import condition_of, draw_figure, draw_interval
 from camel_utils.results.guides import other_guides, read_guide_returns
 from camel_utils.results.provenance import guide_kind
 from camel_utils.results.runs import exported_runs, guide_key, load_runs, mixed_settings
-from camel_utils.results.tables import format_steps, interval_markdown, results_markdown, run_list, summary_markdown
+from camel_utils.results.tables import format_steps, interval_markdown, is_return, results_markdown, run_list, summary_markdown
 
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
@@ -165,7 +165,7 @@ class Args:
     baseline: Annotated[str, hint("baseline if found, else td3, sac_baseline or sac")] = ""
     """the condition P(X > baseline), the difference of final returns and the sample-efficiency measures compare against; a condition run at other training settings is compared with the baseline's run at its settings where there is one (baseline_ls25k for camel_tuned_ls25k)"""
     tag: str = "eval/episodic_return"
-    """the TensorBoard scalar to plot"""
+    """the TensorBoard scalar to plot; one that is not a return (losses/qf1_values, charts/guide_bc_rows) is shown as its values alone: no interval estimates, comparisons or guide lines"""
     seed: int = intervals.SEED
     """seed of the stratified bootstrap (and of a sampled permutation test, more than 100,000 splits)"""
     bootstrap_resamples: int = intervals.RESAMPLES
@@ -420,6 +420,10 @@ def main(args):
               "and a coverage between 0 and 1 (0.95)", file=sys.stderr)  # fmt: skip
         return 1
     bootstrap = intervals.Bootstrap(args.bootstrap_resamples, args.seed, args.confidence)
+    returns = is_return(args.tag)
+    if not returns and (args.summary or args.permutation_test):
+        print(f"error: --summary and --permutation-test compare returns; --tag {args.tag} is not one", file=sys.stderr)
+        return 1
 
     # ---- Find the runs, say in one line each what was passed over, and group them by env and condition
     try:
@@ -484,14 +488,14 @@ def main(args):
     # ---- The interval estimates, the figure, and the table with the comparisons and the sample-efficiency measures
     os.makedirs(args.output_dir, exist_ok=True)
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in args.formats]
-    draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, skip_guides)
-    estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap)
+    draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, skip_guides)
+    estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap) if returns else ("", None)
     markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, skip_guides,
                                 args.permutation_test)  # fmt: skip
     head, rest = markdown.split("\n", 1)  # after the table's first line, which says what the numbers are
     if args.summary:
         rest = "\n" + summary_markdown(groups, envs, conditions, label, baseline, args.steps, args.seed, args.permutation_test) + rest
-    markdown = head + "\n\n" + estimates + rest
+    markdown = head + "\n" + (f"\n{estimates}" if estimates else "") + rest
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
     with open(table_path, "w") as f:
         f.write(markdown)

@@ -869,6 +869,32 @@ def test_exported_file_is_small_and_holds_the_run(tmp_path):
     assert record["curves"]["charts/episodic_return"][1] == [1000, 9.75]
 
 
+def test_a_scalar_that_is_not_a_return_is_shown_as_its_values_alone(tmp_path, capsys):
+    """The Q values (or a loss, or guide BC's share of rows) have no MR.Q score, no guide return and no baseline to
+    beat: the table gives their values to 3 digits, with no interval estimates, comparisons or guide line."""
+    runs = tmp_path / "runs"
+    sweep_with_training_curves(runs)
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": 900.0}}))
+    flags = ("conditions", ("baseline", "camel"), "guide_returns", str(guides), "steps", (1000, 19_900))
+    assert run_plot(runs, tmp_path / "q", "tag", "losses/qf1_values", *flags) == 0
+    text = (tmp_path / "q" / "results.md").read_text()
+    assert text.startswith("Q value of the first critic (mean over a batch): mean over seeds [range over seeds")
+    assert "Interval estimates" not in text and "Guide's own return" not in text and "against" not in text
+    assert sorted(p.name for p in (tmp_path / "q").iterdir()) == ["results.md", "results.pdf", "results.png", "results.svg"]
+    # by hand: the Q values are s / 1000 at s = 0, 100, ...: 1 at step 1000, 19.9 at 19,900, the same for every seed
+    rows = [line for line in text.splitlines() if line.startswith("| TD3 |")]
+    assert rows == ["| TD3 | 1 [1, 1] (n=3) | 19.9 [19.9, 19.9] (n=3) | 1: 19.9, 2: 19.9, 3: 19.9 | 9.95 [9.95, 9.95] |"]
+    # the return, as ever, with its interval estimates and the guide's line
+    assert run_plot(runs, tmp_path / "r", *flags) == 0
+    text = (tmp_path / "r" / "results.md").read_text()
+    assert "### Interval estimates" in text and "Guide's own return (dashed in the figure)" in text
+    # what compares returns is refused for another scalar, in one line
+    capsys.readouterr()
+    assert run_plot(runs, tmp_path / "s", "tag", "losses/qf1_values", "summary", True) == 1
+    assert capsys.readouterr().err == "error: --summary and --permutation-test compare returns; --tag losses/qf1_values is not one\n"
+
+
 def test_export_writes_paths_inside_the_repository_relative_to_it(tmp_path):
     runs = tmp_path / "runs"
     hyperparameters = {"exp_name": "camel", "seed": 1, "env_id": "Hopper-v4", "llm_policy": os.path.join(REPO, "policies", "hopper.py"),

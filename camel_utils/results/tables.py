@@ -25,13 +25,24 @@ AXIS_LABELS = {
     "charts/episodic_return": "Episodic return (training episodes)",
     "charts/epsilon": "Epsilon (probability a step is masked)",
     "charts/masked_fraction": "Share of steps masked",
+    "losses/qf1_values": "Q value of the first critic (mean over a batch)",
+    "charts/guide_bc_rows": "Share of a batch's rows in guide BC",
 }
+
+
+def is_return(tag):
+    """A return (evaluation or training episodes): compared with the baseline's, the guide's and MR.Q's; any other
+    scalar (the Q values, a loss, the masked share) is shown as its values alone."""
+    return tag.endswith("/episodic_return")
 MARKS = "¹²³⁴⁵⁶⁷⁸⁹"  # footnote marks, one per distinct footnote of an env's table
 
 
-def format_cell(cell):
-    """mean [lowest, highest] (n=seeds): the mean over the seeds that reached the step and their range."""
-    return "—" if cell is None else f"{cell.mean:.1f} [{cell.low:.1f}, {cell.high:.1f}] (n={cell.n})"
+def format_cell(cell, form=".1f"):
+    """mean [lowest, highest] (n=seeds): the mean over the seeds that reached the step and their range (a return to
+    .1f; another scalar, form=".3g", to three significant digits)."""
+    if cell is None:
+        return "—"
+    return f"{cell.mean:{form}} [{cell.low:{form}}, {cell.high:{form}}] (n={cell.n})"
 
 
 def format_settings(pairs):
@@ -128,6 +139,8 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
     """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
     baseline_name = label(baseline)
+    returns = is_return(tag)
+    form = ".1f" if returns else ".3g"  # returns in the hundreds or thousands; a share or a Q value to 3 digits
     lines = [f"{AXIS_LABELS.get(tag, tag)}: mean over seeds [range over seeds: lowest, highest] (n = seeds that reached "
              f"the step).", ""]  # fmt: skip
     for env_id in envs:
@@ -139,26 +152,33 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
         grid = evaluation_grid(env_runs)  # for the mean over training: every run's steps, to their common last
         notes, sizes, references = Footnotes(), set(), []
         lines += [f"### {env_id}", ""]
-        lines.append(f"| condition | {' | '.join(format_steps(s) for s in steps)} | final return per seed ({format_steps(final_step)}) "
-                     f"| final return against {baseline_name} | steps to the final return of {baseline_name} "
-                     f"| mean return over training |")  # fmt: skip
-        lines.append("|" + "---|" * (len(steps) + 5))
+        if returns:
+            lines.append(f"| condition | {' | '.join(format_steps(s) for s in steps)} | final return per seed ({format_steps(final_step)}) "
+                         f"| final return against {baseline_name} | steps to the final return of {baseline_name} "
+                         f"| mean return over training |")  # fmt: skip
+        else:
+            lines.append(f"| condition | {' | '.join(format_steps(s) for s in steps)} | final value per seed ({format_steps(final_step)}) "
+                         f"| mean over training |")  # fmt: skip
+        lines.append("|" + "---|" * (len(steps) + (5 if returns else 3)))
         for condition in env_conditions:
             runs = sorted(groups[(env_id, condition)], key=lambda r: r.seed)
             cells = summarize(runs, steps)
             per_seed_finals = [values_at(run, [final_step])[0] for run in runs]
-            finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:.1f}") for run, v in zip(runs, per_seed_finals))
+            finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:{form}}") for run, v in zip(runs, per_seed_finals))
+            if len(grid):
+                per_seed = [mean_over_training(run, grid) for run in runs]
+                area = f"{np.mean(per_seed):{form}} [{min(per_seed):{form}}, {max(per_seed):{form}}]"
+            else:
+                area = "—"
+            if not returns:
+                lines.append(f"| {label(condition)} | {' | '.join(format_cell(c, form) for c in cells)} | {finals} | {area} |")
+                continue
             # the comparison with a baseline run at the same training settings
             versus, settled, reference, size = comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed,
                                                                 permutation_test)  # fmt: skip
             sizes |= {size} if size else set()
             if reference is not None and reference not in references:
                 references.append(reference)
-            if len(grid):
-                per_seed = [mean_over_training(run, grid) for run in runs]
-                area = f"{np.mean(per_seed):.1f} [{min(per_seed):.1f}, {max(per_seed):.1f}]"
-            else:
-                area = "—"
             lines.append(f"| {label(condition)} | {' | '.join(format_cell(c) for c in cells)} | {finals} | {versus} | {settled} | {area} |")
         lines.append("")
         lines += notes.lines()
@@ -179,10 +199,11 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
                              f"is {reference_return:.1f}; the column gives the first evaluation step from which a condition's mean "
                              f"return stays at or above it to the end of its run, and that step over {format_steps(reference_step)}.")  # fmt: skip
         if len(grid):
-            lines.append(f"Mean return over training: the return averaged over steps {format_steps(int(grid[0]))} to "
-                         f"{format_steps(int(grid[-1]))} (the area under the curve by the trapezoid rule on the evaluation "
+            what, where = ("return", "evaluation") if returns else ("value", "logged")
+            lines.append(f"Mean {what} over training: the {what} averaged over steps {format_steps(int(grid[0]))} to "
+                         f"{format_steps(int(grid[-1]))} (the area under the curve by the trapezoid rule on the {where} "
                          f"steps, over the steps), mean over seeds [range over seeds].")  # fmt: skip
-        known = guide_lines(guides, env_id, env_conditions, skip_guides)
+        known = guide_lines(guides, env_id, env_conditions, skip_guides) if returns else []
         if known:
             lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{guide_label(g.entry)} {g.value:.1f}" for g in known) + ".")
         skipped = [format_steps(s) for s in steps_asked if s > longest]
