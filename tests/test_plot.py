@@ -270,6 +270,24 @@ def estimate(cell):
     return float(point), float(low), float(high)
 
 
+def test_a_method_with_one_run_in_an_env_gets_its_point_and_no_ci(tmp_path):
+    # normalised scores by hand: TD3 0.1 and 0.3 on each env, CAMEL one run of 0.5 on each (R = 18 + 2675 * score,
+    # 3 + 6037 * score): a bootstrap of one run resamples nothing, so its "CI" would be a point
+    runs = tmp_path / "runs"
+    for env_id, (low, high) in {"Hopper-v4": (18.0, 2693.0), "Walker2d-v4": (3.0, 6040.0)}.items():
+        for condition, values in {"baseline": [0.1, 0.3], "camel": [0.5]}.items():
+            for seed, score in enumerate(values, start=1):
+                exported_run(runs, env_id, condition, seed, [(1000, low), (2000, low + score * (high - low))])
+    assert run_plot(runs, tmp_path / "out") == 0
+    rows = interval_rows(tmp_path / "out")
+    camel = "paper's CAMEL, LLM-written guide"
+    for env in ("Hopper-v4", "Walker2d-v4", "aggregate (2 envs)"):
+        assert rows[(camel, env)][2:] == ["0.50 (one run: no CI)", "0.50 (one run: no CI)", "1.00 (one run: no CI)"]
+        point, low, high = estimate(rows[("TD3", env)][3])  # two runs: a CI
+        assert point == 0.2 and low < point < high
+    assert "(one run: no CI): a method with one run in an env" in (tmp_path / "out" / "results.md").read_text()
+
+
 def test_the_table_opens_with_iqm_mean_and_probability_of_improvement_of_normalised_scores(tmp_path):
     runs = tmp_path / "runs"
     # normalised final scores, by hand: Hopper-v4 TD3 0.1, 0.3 and CAMEL 0.5, 0.7; Walker2d-v4 TD3 0.2, 0.4 and CAMEL 0.6,

@@ -245,9 +245,17 @@ def summary_markdown(groups, envs, conditions, label, baseline, steps_asked=(), 
 
 
 # ---- The interval estimates of docs/preregistration.md
-def format_estimate(estimate, decimals=2):
-    """point [low, high]: an estimate and its CI."""
-    return "—" if estimate is None else f"{estimate.point:.{decimals}f} [{estimate.low:.{decimals}f}, {estimate.high:.{decimals}f}]"
+ONE_RUN = "one run: no CI"
+
+
+def format_estimate(estimate, decimals=2, one_run=False):
+    """point [low, high]: an estimate and its CI; with one run (of a method in an env, or of either side of
+    P(X > Y)) the point alone, since a bootstrap of one run resamples nothing: its 'CI' would be a point."""
+    if estimate is None:
+        return "—"
+    if one_run:
+        return f"{estimate.point:.{decimals}f} ({ONE_RUN})"
+    return f"{estimate.point:.{decimals}f} [{estimate.low:.{decimals}f}, {estimate.high:.{decimals}f}]"
 
 
 def scores_at(groups, env_id, condition, step):
@@ -322,14 +330,15 @@ def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(),
                 for env_id, scores in reference_columns.items():
                     improvement[env_id] = intervals.improvement_estimates([columns[env_id]], [scores], bootstrap)[1][0]
             for env_id, scores in zip(envs_here, per_env):
-                versus = format_estimate(improvement.get(env_id))
+                alone = len(columns[env_id]) == 1
+                versus = format_estimate(improvement.get(env_id), one_run=alone or len(reference_columns.get(env_id, ())) == 1)
                 if env_id in improvement and references[env_id] != baseline:
                     versus += notes.mark(f"Against {label(references[env_id])}, the baseline run at its training settings.")
                 decimals = 2 if normalised_here[env_id] else 1
                 if not normalised_here[env_id]:
                     raw_envs.append(env_id)
                 rows[env_id] = (f"| {label(condition)} | {env_id} | {format_steps(final_steps[env_id])} | {len(columns[env_id])} | "
-                                f"{format_estimate(scores.iqm, decimals)} | {format_estimate(scores.mean, decimals)} | {versus} |")  # fmt: skip
+                                f"{format_estimate(scores.iqm, decimals, alone)} | {format_estimate(scores.mean, decimals, alone)} | {versus} |")  # fmt: skip
             lines += [rows[e] for e in envs if e in rows]
             # aggregated over every shown env with the normalisation's numbers, where this condition has runs in each
             if any(e in short and (e, condition) in groups for e in with_numbers) and len(with_numbers) > 1:
@@ -353,8 +362,11 @@ def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(),
                 continue
             matrices[condition] = (np.stack([columns[e] for e in normalisable], axis=1), aggregate)
             if len(normalisable) > 1:
+                alone = all(len(columns[e]) == 1 for e in normalisable)
+                against_one = alone or all(len(reference_columns.get(e, ())) == 1 for e in normalisable)
                 lines.append(f"| {label(condition)} | aggregate ({len(normalisable)} envs) |{at} {sum(len(columns[e]) for e in normalisable)} | "
-                             f"{format_estimate(aggregate.iqm)} | {format_estimate(aggregate.mean)} | {format_estimate(aggregate_improvement)} |")  # fmt: skip
+                             f"{format_estimate(aggregate.iqm, one_run=alone)} | {format_estimate(aggregate.mean, one_run=alone)} | "
+                             f"{format_estimate(aggregate_improvement, one_run=against_one)} |")  # fmt: skip
     lines.append("")
     lines += notes.lines()
     constants = ", ".join(f"{e} {intervals.RANDOM_RETURN[e]:g} and {intervals.REFERENCE_RETURN[e]:g}" for e in with_numbers)
@@ -367,6 +379,9 @@ def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(),
                  f"envs of each env's mean. P(X > Y): the chance that a run of X scores above a run of Y (a tie counts a half), "
                  f"averaged over envs; a claim that X improves on Y needs its CI above 0.5 (docs/preregistration.md). {ci}s: "
                  f"stratified bootstrap over the runs of each env (rliable), {bootstrap.resamples:,} resamples, seed {bootstrap.seed}.")  # fmt: skip
+    if any(ONE_RUN in line for line in lines):
+        lines.append(f"({ONE_RUN}): a method with one run in an env (for P(X > Y): either method) has no spread to resample, so "
+                     "only its point is given.")  # fmt: skip
     lines.append("")
     return "\n".join(lines), matrices
 
