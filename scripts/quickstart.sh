@@ -3,9 +3,9 @@
 #   scripts/quickstart.sh                          # Hopper-v4, 30k steps, seed 1
 #   ENV_ID=Walker2d-v4 STEPS=50000 SEED=2 scripts/quickstart.sh
 # Two runs at a time, each on its own core: CAMEL+, the slowest, beside TD3, then the paper's CAMEL where TD3 ends.
-# Its length is CAMEL+'s run: 5 min 42 s to 6 min 11 s on one core of a 2-core AMD EPYC VM with AVX-512 (the
-# quickstart of three runs as a whole is not timed yet); CAMEL+ trains at half the paper's CAMEL's speed on an
-# AVX2-only one (docs/benchmark.md), so there it takes longer.
+# Its length is CAMEL+'s run: on an idle 2-core AMD EPYC VM with AVX2 only (family 25, model 1), 11 min 25 s in all
+# (CAMEL+ 10 min 53 s on one core; TD3 5 min 39 s, then the paper's CAMEL 5 min 31 s, on the other; then the figures).
+# CAMEL+ alone took 5 min 42 s to 6 min 11 s on one core of an AMD EPYC with AVX-512 (docs/benchmark.md).
 # While they run, each run's progress (its step, steps/s, last returns) is printed every 30 s (PROGRESS_EVERY=N: N s).
 # Writes quickstart/{ENV_ID}/: runs/ (TensorBoard logs; each run's output in its log.txt), eval.png (the agents
 # without the mask: what each has learned) and train.png (the return of the training episodes: the CAMELs' are masked
