@@ -176,10 +176,10 @@ def pair_estimates(columns_x, columns_y, bootstrap):
     alone, and no P over the envs, where the seeds per env differ (intervals.bootstrap_by_env)."""
     envs = len(columns_x)
 
-    def every_number(x, y):  # P over the envs, each env's P, each env's mean of X and of Y
-        pairs = x[:, None, :] - y[None, :, :]
-        per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
-        return np.concatenate([[per_env.mean()], per_env, x.mean(axis=0), y.mean(axis=0)])
+    def every_number(x, y):  # of each resample: P over the envs, each env's P, each env's mean of X and of Y
+        pairs = x[:, :, None, :] - y[:, None, :, :]
+        per_env = (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
+        return np.concatenate([per_env.mean(axis=1)[:, None], per_env, x.mean(axis=1), y.mean(axis=1)], axis=1)
 
     stacked, alone = intervals.bootstrap_by_env([columns_x, columns_y], every_number, bootstrap)
     if stacked is None:
@@ -190,7 +190,7 @@ def pair_estimates(columns_x, columns_y, bootstrap):
 def mean_estimates(columns, bootstrap):
     """[each env's mean with its CI], from one stratified bootstrap of the seeds (each env alone where the seeds per
     env differ)."""
-    stacked, alone = intervals.bootstrap_by_env([columns], lambda x: x.mean(axis=0), bootstrap)
+    stacked, alone = intervals.bootstrap_by_env([columns], lambda x: x.mean(axis=1), bootstrap)
     return stacked if stacked is not None else [found[0] for found in alone]
 
 

@@ -5,12 +5,16 @@ and the mean with stratified bootstrap confidence intervals (95%, or 98.3% for a
 the probability of improvement P(X > Y) of one method over another with its CI; and the performance profile (the share
 of runs above each score).
 
-The resampling and the percentile intervals are rliable's (library.get_interval_estimates, StratifiedBootstrap: runs
-resampled with replacement within each env; create_performance_profile). The scores of each resample are
-computed by iqm, mean and probability_of_improvement below: the same numbers as rliable.metrics.aggregate_iqm,
-aggregate_mean and probability_of_improvement (tests/test_results_stats.py checks it), written with NumPy alone
-because rliable's go through SciPy's wrappers (about 1 ms a call, called 50,000 times per estimate).
-rliable draws its resamples from NumPy's global generator, so each estimate seeds it (and restores it after)."""
+The resampling and the percentile intervals are rliable's (library.get_interval_estimates with StratifiedBootstrap,
+runs resampled with replacement within each env, or StratifiedIndependentBootstrap for two groups;
+create_performance_profile). rliable calls the statistic once a resample, about 0.25 ms each with arch's loop: 12 s
+for 50,000 resamples, minutes for a table. bootstrap_by_env gives the same numbers a block of resamples at a time:
+rliable's draws (np.random.choice of each group's run indices per resample, from NumPy's global generator seeded by
+the bootstrap's seed, which drawn for a block at once give the same indices), the statistic on the whole block, and
+arch's percentile interval; tests/test_results_stats.py checks each estimate equals rliable's. The scores of a
+resample are those of iqm, mean and probability_of_improvement below: the same numbers as rliable.metrics.aggregate_iqm,
+aggregate_mean and probability_of_improvement (checked there too), written with NumPy alone because rliable's go
+through SciPy's wrappers (about 1 ms a call). Each estimate seeds the global generator and restores it after."""
 
 from typing import NamedTuple
 
@@ -20,6 +24,7 @@ RESAMPLES = 50_000  # docs/preregistration.md: 50,000 resamples, seed 0
 SEED = 0
 CONFIDENCE = 0.95
 PROFILE_RESAMPLES = 2_000  # rliable's default for the performance profile's bands
+BLOCK = 5_000  # resamples computed at once (memory: a block of P(X > Y)'s run pairs)
 # R_random: the mean return of uniform random actions over 100 episodes (reset seeds 0-99, action-space seeds 0-99),
 # measured at commit d01680c (docs/preregistration.md)
 RANDOM_RETURN = {"Hopper-v4": 18.0, "Walker2d-v4": 3.0, "Ant-v4": -46.4}
@@ -73,45 +78,47 @@ class Bootstrap(NamedTuple):
     confidence: float = CONFIDENCE  # docs/preregistration.md: 0.95; 0.983 for an entry's three primary comparisons
 
 
-def interval_estimates(score_dict, func, bootstrap=Bootstrap()):
-    """{key: [Estimate of each value func returns]} by rliable's stratified bootstrap (percentile intervals), with
-    NumPy's global generator seeded by the bootstrap's seed for each key. Where each env has one run, every resample
-    is those runs, so the CI is the point (rliable's answer, without its 50,000 identical resamples)."""
-    from rliable import library
-
-    estimates = {}
-    for key, scores in score_dict.items():
-        arrays = scores if isinstance(scores, (list, tuple)) else [scores]
-        if all(len(array) == 1 for array in arrays):  # one run per env: every resample is the runs themselves
-            estimates[key] = [Estimate(float(p), float(p), float(p)) for p in np.atleast_1d(func(*arrays))]
-            continue
-        state = np.random.get_state()
-        np.random.seed(bootstrap.seed)
-        try:
-            points, intervals = library.get_interval_estimates({key: scores}, func, reps=bootstrap.resamples,
-                                                               confidence_interval_size=bootstrap.confidence)  # fmt: skip
-        finally:
-            np.random.set_state(state)
-        points, intervals = np.atleast_1d(points[key]), np.asarray(intervals[key]).reshape(2, -1)
-        estimates[key] = [Estimate(float(p), float(low), float(high)) for p, low, high in zip(points, *intervals)]
-    return estimates
+def resampled_estimates(matrices, statistic, bootstrap=Bootstrap()):
+    """[Estimate of each value statistic gives] for the groups' (runs x envs) score matrices: the point from the runs,
+    the CI from bootstrap.resamples stratified resamples, the same numbers as rliable's get_interval_estimates with the
+    per-resample statistic (StratifiedBootstrap for one group, StratifiedIndependentBootstrap for more).
+    statistic(*blocks) takes each group's (resamples x runs x envs) block and gives (resamples x values)."""
+    point = statistic(*(m[None] for m in matrices))[0]
+    sizes = [len(m) for m in matrices]
+    if set(sizes) == {1}:  # one run per env: every resample is the runs themselves
+        return [Estimate(float(p), float(p), float(p)) for p in point]
+    envs = np.arange(matrices[0].shape[1])
+    state = np.random.get_state()
+    np.random.seed(bootstrap.seed)
+    try:
+        values = []
+        for start in range(0, bootstrap.resamples, BLOCK):
+            block = min(BLOCK, bootstrap.resamples - start)
+            if len(set(sizes)) == 1:  # rliable's draws, group after group in each resample, drawn for the block at once
+                index = np.random.choice(sizes[0], (block, len(matrices), sizes[0], len(envs)), replace=True)
+                indices = [index[:, group] for group in range(len(matrices))]
+            else:  # groups of different sizes: drawn one resample at a time, as rliable does (the bounds alternate)
+                drawn = [[np.random.choice(size, (size, len(envs)), replace=True) for size in sizes] for _ in range(block)]
+                indices = [np.stack([resample[group] for resample in drawn]) for group in range(len(matrices))]
+            values.append(statistic(*(m[i, envs] for m, i in zip(matrices, indices))))
+    finally:
+        np.random.set_state(state)
+    values = np.concatenate(values)
+    alpha = (1.0 - bootstrap.confidence) / 2  # arch's percentile interval, value by value
+    ends = [np.percentile(values[:, i], [100 * alpha, 100 * (1.0 - alpha)]) for i in range(values.shape[1])]
+    return [Estimate(float(p), float(low), float(high)) for p, (low, high) in zip(point, ends)]
 
 
 def bootstrap_by_env(groups, statistic, bootstrap=Bootstrap()):
-    """statistic's estimates from the runs of one or more groups, each given as one column of scores per env: rliable's
-    stratified bootstrap of one group (StratifiedBootstrap), each group resampled on its own for more
-    (StratifiedIndependentBootstrap). Where every env has as many runs of each group: (the estimates of one bootstrap
-    of the groups' (runs x envs) matrices, None); else (None, [each env's estimates from its own bootstrap]), since
-    rliable's stratified bootstrap needs a matrix."""
+    """statistic's estimates (resampled_estimates) from the runs of one or more groups, each given as one column of
+    scores per env. Where every env has as many runs of each group: (the estimates of one bootstrap of the groups'
+    (runs x envs) matrices, None); else (None, [each env's estimates from its own bootstrap]), since rliable's
+    stratified bootstrap needs a matrix."""
     groups = [[np.asarray(column, dtype=float) for column in columns] for columns in groups]
-
-    def data(matrices):
-        return matrices[0] if len(matrices) == 1 else matrices
-
     if all(len({len(column) for column in columns}) == 1 for columns in groups):
-        return interval_estimates({"k": data([np.stack(columns, axis=1) for columns in groups])}, statistic, bootstrap)["k"], None
+        return resampled_estimates([np.stack(columns, axis=1) for columns in groups], statistic, bootstrap), None
     envs = range(len(groups[0]))
-    return None, [interval_estimates({"k": data([columns[env][:, None] for columns in groups])}, statistic, bootstrap)["k"] for env in envs]
+    return None, [resampled_estimates([columns[env][:, None] for columns in groups], statistic, bootstrap) for env in envs]
 
 
 class Scores(NamedTuple):
@@ -124,11 +131,14 @@ def score_estimates(columns, bootstrap=Bootstrap()):
     scores per env (bootstrap_by_env: an env's estimate comes from its column of the aggregate's resamples where the
     envs have as many runs, else from its own bootstrap, with no aggregate)."""
 
-    def every_estimate(scores):  # the aggregate's IQM and mean, then each env's (iqm and mean of its column, at once)
-        runs = len(scores)
+    def every_estimate(scores):  # of each resample: the aggregate's IQM and mean, then each env's IQM and mean
+        resamples, runs, _ = scores.shape
         cut = int(0.25 * runs)
-        env_iqm, env_mean = np.sort(scores, axis=0)[cut : runs - cut].mean(axis=0), scores.mean(axis=0)
-        return np.concatenate([[iqm(scores), env_mean.mean()], np.stack([env_iqm, env_mean], axis=1).ravel()])
+        env_iqm, env_mean = np.sort(scores, axis=1)[:, cut : runs - cut].mean(axis=1), scores.mean(axis=1)
+        pooled = np.sort(scores.reshape(resamples, -1), axis=1)  # iqm: every run of every env
+        pooled_cut = int(0.25 * pooled.shape[1])
+        aggregate = [pooled[:, pooled_cut : pooled.shape[1] - pooled_cut].mean(axis=1), env_mean.mean(axis=1)]
+        return np.concatenate([np.stack(aggregate, axis=1), np.stack([env_iqm, env_mean], axis=2).reshape(resamples, -1)], axis=1)
 
     stacked, alone = bootstrap_by_env([columns], every_estimate, bootstrap)
     if stacked is None:
@@ -140,10 +150,10 @@ def improvement_estimates(columns_x, columns_y, bootstrap=Bootstrap()):
     """(the aggregate or None, [each env's]) P(X > Y) with its CI, from one column of scores per env for each of X
     and Y, X's and Y's runs resampled independently within each env (bootstrap_by_env)."""
 
-    def every_probability(x, y):  # the aggregate, then each env's (probability_of_improvement, every env at once)
-        pairs = x[:, None, :] - y[None, :, :]
-        per_env = (pairs > 0).mean(axis=(0, 1)) + 0.5 * (pairs == 0).mean(axis=(0, 1))
-        return np.concatenate([[per_env.mean()], per_env])
+    def every_probability(x, y):  # of each resample: the aggregate, then each env's (probability_of_improvement)
+        pairs = x[:, :, None, :] - y[:, None, :, :]
+        per_env = (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
+        return np.concatenate([per_env.mean(axis=1)[:, None], per_env], axis=1)
 
     stacked, alone = bootstrap_by_env([columns_x, columns_y], every_probability, bootstrap)
     if stacked is None:
