@@ -86,6 +86,20 @@ def planned_runs(experiment):
     return runs
 
 
+def unfinished_runs(experiment_id, exports=EXPORTS):
+    """The registered runs of an experiment whose exported file (docs/results/experiments/<id>/<run>.json) is not
+    there yet or not finished: the runs its results wait for."""
+    experiment = next((e for e in registered_experiments() if e["id"] == experiment_id), None)
+    if experiment is None:
+        raise UsageError(f"{experiment_id} is not an experiment of {PREREGISTRATION.name}")
+    left = []
+    for run in planned_runs(experiment):
+        path = Path(exports) / experiment_id / f"{run.name}.json"
+        if not path.exists() or not json.loads(path.read_text()).get("finished"):
+            left.append(run)
+    return left
+
+
 def record_problems(run, record):
     """What in an exported run record (camel-run/1, finished or not) disagrees with its registered run: the env,
     method, seed, steps and guide file it ran, and, once finished, the script, method and commit that made it."""

@@ -7,7 +7,8 @@
 #   scripts/figures.sh                 # all figures, from the committed runs into docs/results/
 #   RUNS=runs/ scripts/figures.sh      # the same figures from your own runs, into plots/ (OUT=DIR: elsewhere)
 #   FORMATS=png scripts/figures.sh     # only the PNG of each figure (default: png svg pdf), the tables as ever
-# Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md.
+# Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md; they also
+# draw each registered experiment's figure from docs/results/experiments/<id>/ once all its runs are in.
 set -uo pipefail
 if [ $# -gt 0 ]; then
   if [ "$1" = -h ] || [ "$1" = --help ]; then awk 'NR > 1 && !/^#/ {exit} NR > 1 {print substr($0, 3)}' "$0"; exit 0; fi
@@ -116,6 +117,27 @@ figure probe_confirm "camel_qbc_gwarm_noboot_cu2" --envs Hopper-v4 Walker2d-v4 A
 figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --conditions sac_baseline sac_camel_tuned \
                   --baseline sac_baseline
 
+# The registered experiments' figures (docs/preregistration.md), from their own folders with the registered statistics
+# (50,000 resamples), once every run of the experiment is in: before that a figure would be a partial look at a
+# registered result. L100's is the README's figure.
+waiting=()
+registered() {  # registered NAME EXPERIMENT PLOT_ARGS...: draw it from docs/results/experiments/EXPERIMENT when all its runs are in
+  local name="$1" experiment="$2" left; shift 2
+  echo "== $name"
+  left="$("$python" -c 'import sys; from camel_utils.preregistration import unfinished_runs; print(len(unfinished_runs(sys.argv[1])))' "$experiment")" \
+    || { missing+=("$name"); return; }
+  if [ "$left" != 0 ]; then
+    echo "$experiment: $left of its runs not in yet (scripts/queue.py status); drawn when all are"
+    waiting+=("$name")
+    return
+  fi
+  "$python" plot.py "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" --formats ${FORMATS:-png svg pdf} "$@" \
+    || missing+=("$name")
+}
+if [ -z "${RUNS:-}" ]; then
+  registered l100 L100 --baseline td3
+fi
+
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date;
 # and the list of committed runs, docs/results/runs.md
 if [ "$out" = docs/results ] && [ "$runs" = docs/results/runs ]; then
@@ -125,6 +147,9 @@ if [ "$out" = docs/results ] && [ "$runs" = docs/results/runs ]; then
   "$python" scripts/claims.py  # the claims table that opens docs/results.md, from docs/results/claims.toml
 fi
 
+if [ ${#waiting[@]} -gt 0 ]; then
+  echo "waiting for their registered runs: ${waiting[*]}"
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "not drawn (no runs for them in $runs yet): ${missing[*]}"
 fi

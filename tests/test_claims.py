@@ -48,6 +48,7 @@ bootstrap_resamples = 200
 text = "Like for like at {{step}} steps, {{ci}} CIs, {{resamples}} resamples."
 waiting = "{{total}} registered runs under way."
 columns = [{{ condition = "x", seeds = "1-3", label = "X" }}, {{ condition = "y", seeds = "1-3", label = "Y" }}]
+figure = {{ path = "{tmp_path / "registered.png"}", alt = "X and Y" }}
 
 [headline.interim]
 runs = "{tmp_path / "runs"}"
@@ -197,9 +198,12 @@ def test_the_headline_shows_the_interim_table_until_every_registered_run_is_in(t
             exported_run(tmp_path / "registered", "Hopper-v4", "y", seed, [(5000, 0.0), (10000, y)], guide=None)
     assert headline_markdown(claims).startswith("6 registered runs under way.")  # 5 of 6 in
     exported_run(tmp_path / "registered", "Hopper-v4", "y", 3, [(5000, 0.0), (10000, 250)], guide=None)
+    assert "![" not in headline_markdown(claims)  # the figure once figures.sh has drawn it (all the experiment's runs in)
+    (tmp_path / "registered.png").write_bytes(b"png")
     done = headline_markdown(claims)
     assert done.startswith("Like for like at 10k steps, 95% CIs, 200 resamples.\n\n| env | X | Y |")
     assert "| Hopper-v4 | 1200 [" in done and "] | 150 [" in done
+    assert done.endswith(f"\n\n![X and Y]({tmp_path / 'registered.png'})\n")
 
 
 def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
+from camel_utils.cli import UsageError
 from camel_utils.preregistration import (EXPORTS, PlannedRun, first_commit_of, is_ancestor, planned_runs, record_problems,
-                                         registered_experiments, registration_commit)  # fmt: skip
+                                         registered_experiments, registration_commit, unfinished_runs)  # fmt: skip
 
 EXPERIMENTS = registered_experiments()
 
@@ -77,3 +78,15 @@ def test_an_entry_without_a_commit_is_refused_in_one_line(capsys):
     with pytest.raises(SystemExit) as refused:
         registered_experiments('```json\n{"id": "Y", "total_timesteps": 1, "groups": []}\n```\n')
     assert refused.value.code == 2 and "experiment Y has no 'commit'" in capsys.readouterr().err
+
+
+def test_an_experiment_waits_for_each_registered_run_that_has_no_finished_export(tmp_path):
+    l100 = planned_runs(next(e for e in EXPERIMENTS if e["id"] == "L100"))
+    assert unfinished_runs("L100", exports=tmp_path) == l100  # nothing exported: all 57
+    folder = tmp_path / "L100"
+    folder.mkdir()
+    (folder / f"{l100[0].name}.json").write_text(json.dumps({"finished": {"total_timesteps": 100_000}}))
+    (folder / f"{l100[1].name}.json").write_text(json.dumps({"finished": None}))  # under way: its curve so far
+    assert unfinished_runs("L100", exports=tmp_path) == l100[1:]
+    with pytest.raises(UsageError, match="L200 is not an experiment of preregistration.md"):
+        unfinished_runs("L200", exports=tmp_path)

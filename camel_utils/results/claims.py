@@ -454,6 +454,9 @@ def headline_markdown(path, repo=".", waiting=False):
     if done == total and not waiting:
         table, steps = headline_table(spec["columns"], envs, spec["runs"], found, guides, bootstrap)
         head = spec["text"].format(step=", ".join(format_steps(s) for s in sorted(steps)), ci=ci, resamples=f"{bootstrap.resamples:,}")
+        figure = spec.get("figure")  # the experiment's figure, which scripts/figures.sh draws once all its runs are in
+        if figure and os.path.exists(os.path.join(repo, figure["path"])):
+            table += f"\n\n![{figure['alt']}]({figure['path']})"
         return f"{head}\n\n{table}\n"
     interim = spec["interim"]
     table, steps = headline_table(interim["columns"], envs, interim["runs"], folder_runs(os.path.join(repo, interim["runs"])), guides,
