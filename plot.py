@@ -567,6 +567,8 @@ class BudgetArgs:
     """where the figure and the report are written"""
     name: str = "budget"
     """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md"""
+    formats: tuple[str, ...] = FIGURE_FORMATS
+    """file formats of the figure: png for a README, svg and pdf for a paper"""
     include_unfinished: bool = False
     """also count runs under way (exported with "finished": null), with their curves so far"""
     steps: tuple[int, ...] = (100_000, 300_000, 1_000_000)
@@ -589,6 +591,10 @@ def budget(args):
     if args.bootstrap_resamples < 1 or not 0 < args.confidence < 1:
         print(f"error: --bootstrap-resamples {args.bootstrap_resamples} --confidence {args.confidence}: expected at least 1 resample "
               "and a coverage between 0 and 1 (0.95)", file=sys.stderr)  # fmt: skip
+        return 1
+    unknown = [f for f in args.formats if f not in FIGURE_FORMATS] or ([] if args.formats else ["none"])
+    if unknown:
+        print(f"error: --formats {' '.join(args.formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one", file=sys.stderr)
         return 1
     if not args.steps or not args.target_steps or min(args.steps + args.target_steps) < 1:
         print(f"error: --steps {args.steps} --target-steps {args.target_steps}: expected positive steps", file=sys.stderr)
@@ -636,7 +642,7 @@ def budget(args):
 
     # ---- The figure and the report
     os.makedirs(args.output_dir, exist_ok=True)
-    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in ("png", "svg", "pdf")]
+    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in args.formats]
     draw_budget_figure(groups, envs, methods, labels, figure_paths)
     markdown = budget_markdown(groups, envs, methods, label, reference, args.steps, args.target_steps, bootstrap, speeds,
                                steps_per_second, args.name)  # fmt: skip

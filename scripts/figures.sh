@@ -119,10 +119,11 @@ figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --condi
 
 # The registered experiments' figures (docs/preregistration.md), from their own folders with the registered statistics
 # (50,000 resamples), once every run of the experiment is in: before that a figure would be a partial look at a
-# registered result. L100's is the README's figure.
+# registered result. Each is a README figure.
 waiting=()
-registered() {  # registered NAME EXPERIMENT PLOT_ARGS...: draw it from docs/results/experiments/EXPERIMENT when all its runs are in
-  local name="$1" experiment="$2" left; shift 2
+registered() {  # registered NAME EXPERIMENT [budget] PLOT_ARGS...: draw it from docs/results/experiments/EXPERIMENT when all its runs are in
+  local name="$1" experiment="$2" left sub=(); shift 2
+  if [ "${1:-}" = budget ]; then sub=(budget); shift; fi
   echo "== $name"
   left="$("$python" -c 'import sys; from camel_utils.preregistration import unfinished_runs; print(len(unfinished_runs(sys.argv[1])))' "$experiment")" \
     || { missing+=("$name"); return; }
@@ -131,11 +132,12 @@ registered() {  # registered NAME EXPERIMENT PLOT_ARGS...: draw it from docs/res
     waiting+=("$name")
     return
   fi
-  "$python" plot.py "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" --formats ${FORMATS:-png svg pdf} "$@" \
+  "$python" plot.py "${sub[@]}" "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" --formats ${FORMATS:-png svg pdf} "$@" \
     || missing+=("$name")
 }
 if [ -z "${RUNS:-}" ]; then
   registered l100 L100 --baseline td3
+  registered budget B1M budget --speeds benchmarks/results/three_trainers_pinned_amd_avx2.json  # the 1M figure as the paper draws it
 fi
 
 # docs/results.md quotes each table between <!-- table:NAME --> and <!-- /table:NAME -->: bring the quotes up to date;

@@ -1,9 +1,11 @@
 """The claims table of docs/results.md: every number and word in it computed from runs (scripts/claims.py)."""
 
 import json
+import string
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -259,6 +261,7 @@ time_text = "Hours to {{reference}}'s return at {{step}} on {{cpu}}:"
 benchmark_waiting = "Waits for {{total}} runs."
 below_text = "Below {{reference}} at {{step}}:"
 benchmark_text = "From B1M."
+figure = {{ path = "{tmp_path / "b1m.png"}", alt = "B1M to 10k" }}
 '''
 
 
@@ -278,6 +281,8 @@ def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_
     assert readme.endswith("Hours to TD3's return at 10k on Test CPU: Hopper-v4 (200): TD3 2.8 h, CAMEL 5.6 h.\n")
     assert benchmark.startswith("From B1M.\n\n| env | target | return | TD3 (1.0 steps/s) | CAMEL (0.2 steps/s) |")
     assert "| Hopper-v4 | TD3 at 10k | 200.0 | 10k steps, 2.78 h | 5k steps, 5.56 h |" in benchmark
+    (tmp_path / "b1m.png").write_bytes(b"png")  # once scripts/figures.sh has drawn it: under the table
+    assert budget_blocks(claims)[1][3] == readme + f"\n![B1M to 10k]({tmp_path / 'b1m.png'})\n"
     exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", 3, [(5000, 300.0), (10000, -500.0)])  # CAMEL's mean: 300 / 3
     first_screen = budget_blocks(claims)[0][3]
     assert first_screen == "Below TD3 at 10k: CAMEL on Hopper-v4 (100 against 200).\n"
@@ -293,3 +298,17 @@ def test_the_committed_claims_table_is_what_the_committed_runs_give():
     assert len(claims) >= 30
     checked = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--check"], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
+
+
+def test_every_committed_template_fills_its_placeholders():
+    """The texts of docs/results/claims.toml are str.format templates: a doubled brace ({{step}}) would print itself."""
+    with open(os.path.join(REPO, "docs", "results", "claims.toml"), "rb") as f:
+        data = tomllib.load(f)
+    tables = {"headline": data["headline"], "headline.interim": data["headline"]["interim"], "budget": data["budget"]}
+    templates = {f"{name}.{key}": value for name, table in tables.items() for key, value in table.items()
+                 if isinstance(value, str) and key.endswith(("text", "waiting"))}  # fmt: skip
+    assert len(templates) >= 9
+    for name, template in templates.items():
+        fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+        filled = template.format(**{field: "X" for field in fields})
+        assert "{" not in filled and "}" not in filled, name

@@ -540,6 +540,9 @@ def budget_blocks(path, repo=".", waiting=False):
     table = time_to_return_markdown(groups, envs, list(columns), label, reference, [int(s) for s in spec["target_steps"]],
                                     speeds, steps_per_second)  # fmt: skip
     benchmark = spec["benchmark_text"] + "\n\n" + "\n".join(table[2:]).rstrip("\n") + "\n"  # without its own heading
+    figure = spec.get("figure")  # the experiment's figure, which scripts/figures.sh draws once all its runs are in
+    if figure and os.path.exists(os.path.join(repo, figure["path"])):
+        readme += f"\n![{figure['alt']}]({figure['path']})\n"
 
     below = []  # where a method's mean at the last step is below the reference's
     for env_id in envs:
