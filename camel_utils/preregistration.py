@@ -88,14 +88,15 @@ def planned_runs(experiment):
 
 def unfinished_runs(experiment_id, exports=EXPORTS):
     """The registered runs of an experiment whose exported file (docs/results/experiments/<id>/<run>.json) is not
-    there yet or not finished: the runs its results wait for."""
+    there yet, not finished, or not the registered run (record_problems): the runs its results wait for."""
     experiment = next((e for e in registered_experiments() if e["id"] == experiment_id), None)
     if experiment is None:
         raise UsageError(f"{experiment_id} is not an experiment of {PREREGISTRATION.name}")
     left = []
     for run in planned_runs(experiment):
         path = Path(exports) / experiment_id / f"{run.name}.json"
-        if not path.exists() or not json.loads(path.read_text()).get("finished"):
+        record = json.loads(path.read_text()) if path.exists() else {}
+        if not record.get("finished") or record_problems(run, record):
             left.append(run)
     return left
 

@@ -120,20 +120,24 @@ figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --condi
 # The registered experiments' figures (docs/preregistration.md), from their own folders with the registered statistics
 # (50,000 resamples), once every run of the experiment is in: before that a figure would be a partial look at a
 # registered result. Each is a README figure.
-waiting=()
+waiting=() failed=()
 registered() {  # registered NAME EXPERIMENT [budget] PLOT_ARGS...: draw it from docs/results/experiments/EXPERIMENT when all its runs are in
   local name="$1" experiment="$2" left sub=(); shift 2
   if [ "${1:-}" = budget ]; then sub=(budget); shift; fi
   echo "== $name"
-  left="$("$python" -c 'import sys; from camel_utils.preregistration import unfinished_runs; print(len(unfinished_runs(sys.argv[1])))' "$experiment")" \
-    || { missing+=("$name"); return; }
+  left="$("$python" -c 'import sys
+from camel_utils.preregistration import unfinished_runs
+try:
+    print(len(unfinished_runs(sys.argv[1])))
+except Exception as e:  # an unknown experiment, a half-written file: one line
+    sys.exit(f"error: {sys.argv[1]}: {e}")' "$experiment")" || { failed+=("$name"); return; }
   if [ "$left" != 0 ]; then
     echo "$experiment: $left of its runs not in yet (scripts/queue.py status); drawn when all are"
     waiting+=("$name")
     return
   fi
-  "$python" plot.py "${sub[@]}" "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" --formats ${FORMATS:-png svg pdf} "$@" \
-    || missing+=("$name")
+  "$python" plot.py ${sub[@]+"${sub[@]}"} "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" \
+    --formats ${FORMATS:-png svg pdf} "$@" || failed+=("$name")
 }
 if [ -z "${RUNS:-}" ]; then
   registered l100 L100 --baseline td3
@@ -154,4 +158,8 @@ if [ ${#waiting[@]} -gt 0 ]; then
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "not drawn (no runs for them in $runs yet): ${missing[*]}"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "not drawn (failed, said above): ${failed[*]}"
+  exit 1
 fi

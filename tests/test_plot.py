@@ -272,7 +272,7 @@ def estimate(cell):
 
 def test_a_method_with_one_run_in_an_env_gets_its_point_and_no_ci(tmp_path):
     # normalised scores by hand: TD3 0.1 and 0.3 on each env, CAMEL one run of 0.5 on each (R = 18 + 2675 * score,
-    # 3 + 6037 * score): a bootstrap of one run resamples nothing, so its "CI" would be a point
+    # 3 + 6037 * score): one run shows no spread from seed to seed, so no interval is given for it
     runs = tmp_path / "runs"
     for env_id, (low, high) in {"Hopper-v4": (18.0, 2693.0), "Walker2d-v4": (3.0, 6040.0)}.items():
         for condition, values in {"baseline": [0.1, 0.3], "camel": [0.5]}.items():

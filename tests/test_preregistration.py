@@ -8,8 +8,8 @@ import json
 import pytest
 
 from camel_utils.cli import UsageError
-from camel_utils.preregistration import (EXPORTS, PlannedRun, first_commit_of, is_ancestor, planned_runs, record_problems,
-                                         registered_experiments, registration_commit, unfinished_runs)  # fmt: skip
+from camel_utils.preregistration import (EXPORTS, METHOD_NAMES, TRAINERS, PlannedRun, first_commit_of, is_ancestor, planned_runs,
+                                         record_problems, registered_experiments, registration_commit, unfinished_runs)  # fmt: skip
 
 EXPERIMENTS = registered_experiments()
 
@@ -85,8 +85,16 @@ def test_an_experiment_waits_for_each_registered_run_that_has_no_finished_export
     assert unfinished_runs("L100", exports=tmp_path) == l100  # nothing exported: all 57
     folder = tmp_path / "L100"
     folder.mkdir()
-    (folder / f"{l100[0].name}.json").write_text(json.dumps({"finished": {"total_timesteps": 100_000}}))
-    (folder / f"{l100[1].name}.json").write_text(json.dumps({"finished": None}))  # under way: its curve so far
+
+    def export(run, **finished):  # the record the queue exports for a run, finished.json as its trainer writes it
+        settings = {"env_id": run.env_id, "exp_name": run.method, "seed": str(run.seed), "total_timesteps": str(run.total_timesteps),
+                    "llm_policy": run.guide or "None"}  # fmt: skip
+        done = {"commit": run.commit, "script": TRAINERS[run.method], "method": METHOD_NAMES[run.method], **finished}
+        (folder / f"{run.name}.json").write_text(json.dumps({"hyperparameters": settings, "finished": done}))
+
+    export(l100[0])
+    export(l100[1], commit="0" * 40)  # finished at another commit: not the registered run
+    (folder / f"{l100[2].name}.json").write_text(json.dumps({"finished": None}))  # under way: its curve so far
     assert unfinished_runs("L100", exports=tmp_path) == l100[1:]
     with pytest.raises(UsageError, match="L200 is not an experiment of preregistration.md"):
         unfinished_runs("L200", exports=tmp_path)

@@ -125,35 +125,38 @@ def rliables_estimates(matrices, statistic, bootstrap):
     return [(float(p), float(low), float(high)) for p, low, high in zip(points["k"], *np.asarray(ends["k"]).reshape(2, -1))]
 
 
-def test_every_estimate_is_rliables_to_the_last_bit():
+def test_every_estimate_is_rliables_to_the_last_bit(monkeypatch):
     """resampled_estimates computes a block of resamples at a time; rliable one at a time with the same draws: one
     group (StratifiedBootstrap), two of the same size and of different sizes (StratifiedIndependentBootstrap), one
-    env alone, one run (its CI its point), at 95% and at the primary comparisons' 98.3%."""
+    env alone, one run (its CI its point), at 95% and at the primary comparisons' 98.3%, across blocks (600 resamples
+    in blocks of 128: four whole and a short one)."""
+    monkeypatch.setattr(intervals, "BLOCK", 128)
     rng = np.random.default_rng(1)
 
     def env_means(x):
         return x.mean(axis=1)
 
-    def improvement(x, y):  # P(X > Y) over the envs, then each env's: the statistic improvement_estimates bootstraps
-        pairs = x[:, :, None, :] - y[:, None, :, :]
-        per_env = (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
-        return np.concatenate([per_env.mean(axis=1)[:, None], per_env], axis=1)
-
     ties = rng.integers(0, 3, size=(8, 2)).astype(float)  # ties count a half
-    cases = [([rng.normal(size=(5, 3))], env_means), ([rng.normal(size=(5, 3)), rng.normal(size=(5, 3))], improvement),
-             ([ties[:3], ties[3:]], improvement), ([rng.normal(size=(7, 1))], env_means), ([np.array([[0.25, 0.75]])], env_means)]
+    cases = [([rng.normal(size=(5, 3))], env_means), ([rng.normal(size=(5, 3)), rng.normal(size=(5, 3))], intervals.improvement_per_env),
+             ([ties[:3], ties[3:]], intervals.improvement_per_env), ([ties[:1], ties[1:5]], intervals.improvement_per_env),
+             ([rng.normal(size=(7, 1))], env_means), ([np.array([[0.25, 0.75]])], env_means)]  # fmt: skip
     for matrices, statistic in cases:
         for bootstrap in (intervals.Bootstrap(600, 0, 0.95), intervals.Bootstrap(600, 3, 0.983)):
             assert [tuple(e) for e in intervals.resampled_estimates(matrices, statistic, bootstrap)] == rliables_estimates(
                 matrices, statistic, bootstrap)  # fmt: skip
-    # and the IQM and mean of score_estimates, against rliable's own aggregate_iqm and aggregate_mean
+    # the estimates the tables print, against rliable's own metrics (which sum in another order: equal to 1e-12)
     columns = [rng.normal(size=6) for _ in range(3)]
     aggregate, _ = intervals.score_estimates(columns, intervals.Bootstrap(600))
     np.random.seed(0)
     points, ends = library.get_interval_estimates({"k": np.stack(columns, axis=1)},
                                                   lambda s: np.array([metrics.aggregate_iqm(s), metrics.aggregate_mean(s)]), reps=600)
     expected = [value for row in zip(points["k"], *ends["k"]) for value in row]  # the IQM, its CI, then the mean's
-    assert [*aggregate.iqm, *aggregate.mean] == pytest.approx(expected)  # SciPy's trim_mean sums in another order
+    assert [*aggregate.iqm, *aggregate.mean] == pytest.approx(expected)
+    for x, y in [(rng.normal(size=(5, 2)), rng.normal(size=(5, 2))), (ties[:1], ties[1:5])]:  # stacked; 1 run against 4
+        found = intervals.improvement_estimates(list(x.T), list(y.T), intervals.Bootstrap(600))
+        np.random.seed(0)
+        points, ends = library.get_interval_estimates({"k": [x, y]}, lambda a, b: np.array([metrics.probability_of_improvement(a, b)]), reps=600)
+        assert tuple(found[0]) == pytest.approx((points["k"][0], ends["k"][0][0], ends["k"][1][0]))
 
 
 def test_the_bootstrap_is_seeded_and_leaves_numpys_generator_as_it_was():

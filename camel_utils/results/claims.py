@@ -177,8 +177,7 @@ def pair_estimates(columns_x, columns_y, bootstrap):
     envs = len(columns_x)
 
     def every_number(x, y):  # of each resample: P over the envs, each env's P, each env's mean of X and of Y
-        pairs = x[:, :, None, :] - y[:, None, :, :]
-        per_env = (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
+        per_env = intervals.improvement_per_env(x, y)
         return np.concatenate([per_env.mean(axis=1)[:, None], per_env, x.mean(axis=1), y.mean(axis=1)], axis=1)
 
     stacked, alone = intervals.bootstrap_by_env([columns_x, columns_y], every_number, bootstrap)

@@ -66,6 +66,13 @@ def probability_of_improvement(scores_x, scores_y):
     return float(np.mean(per_env))
 
 
+def improvement_per_env(x, y):
+    """Each env's P(X > Y) in each resample, the terms probability_of_improvement averages: from X's (resamples x runs
+    x envs) and Y's (resamples x runs x envs) scores, (resamples x envs)."""
+    pairs = x[:, :, None, :] - y[:, None, :, :]
+    return (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
+
+
 class Estimate(NamedTuple):
     point: float
     low: float  # the CI's ends
@@ -97,7 +104,7 @@ def resampled_estimates(matrices, statistic, bootstrap=Bootstrap()):
             if len(set(sizes)) == 1:  # rliable's draws, group after group in each resample, drawn for the block at once
                 index = np.random.choice(sizes[0], (block, len(matrices), sizes[0], len(envs)), replace=True)
                 indices = [index[:, group] for group in range(len(matrices))]
-            else:  # groups of different sizes: drawn one resample at a time, as rliable does (the bounds alternate)
+            else:  # groups of different sizes: one resample at a time, group after group, as rliable draws them
                 drawn = [[np.random.choice(size, (size, len(envs)), replace=True) for size in sizes] for _ in range(block)]
                 indices = [np.stack([resample[group] for resample in drawn]) for group in range(len(matrices))]
             values.append(statistic(*(m[i, envs] for m, i in zip(matrices, indices))))
@@ -151,8 +158,7 @@ def improvement_estimates(columns_x, columns_y, bootstrap=Bootstrap()):
     and Y, X's and Y's runs resampled independently within each env (bootstrap_by_env)."""
 
     def every_probability(x, y):  # of each resample: the aggregate, then each env's (probability_of_improvement)
-        pairs = x[:, :, None, :] - y[:, None, :, :]
-        per_env = (pairs > 0).mean(axis=(1, 2)) + 0.5 * (pairs == 0).mean(axis=(1, 2))
+        per_env = improvement_per_env(x, y)
         return np.concatenate([per_env.mean(axis=1)[:, None], per_env], axis=1)
 
     stacked, alone = bootstrap_by_env([columns_x, columns_y], every_probability, bootstrap)

@@ -34,15 +34,24 @@ def is_return(tag):
     """A return (evaluation or training episodes): compared with the baseline's, the guide's and MR.Q's; any other
     scalar (the Q values, a loss, the masked share) is shown as its values alone."""
     return tag.endswith("/episodic_return")
+
+
 MARKS = "¹²³⁴⁵⁶⁷⁸⁹"  # footnote marks, one per distinct footnote of an env's table
 
 
-def format_cell(cell, form=".1f"):
-    """mean [lowest, highest] (n=seeds): the mean over the seeds that reached the step and their range (a return to
-    .1f; another scalar, form=".3g", to three significant digits)."""
+def one_decimal(value):  # a return
+    return f"{value:.1f}"
+
+
+def three_digits(value):  # another scalar: a share, a Q value, a loss (no exponent from 1000 up)
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def format_cell(cell, number=one_decimal):
+    """mean [lowest, highest] (n=seeds): the mean over the seeds that reached the step and their range."""
     if cell is None:
         return "—"
-    return f"{cell.mean:{form}} [{cell.low:{form}}, {cell.high:{form}}] (n={cell.n})"
+    return f"{number(cell.mean)} [{number(cell.low)}, {number(cell.high)}] (n={cell.n})"
 
 
 def format_settings(pairs):
@@ -140,7 +149,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
     baseline_name = label(baseline)
     returns = is_return(tag)
-    form = ".1f" if returns else ".3g"  # returns in the hundreds or thousands; a share or a Q value to 3 digits
+    number = one_decimal if returns else three_digits
     lines = [f"{AXIS_LABELS.get(tag, tag)}: mean over seeds [range over seeds: lowest, highest] (n = seeds that reached "
              f"the step).", ""]  # fmt: skip
     for env_id in envs:
@@ -164,14 +173,14 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
             runs = sorted(groups[(env_id, condition)], key=lambda r: r.seed)
             cells = summarize(runs, steps)
             per_seed_finals = [values_at(run, [final_step])[0] for run in runs]
-            finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else f"{v:{form}}") for run, v in zip(runs, per_seed_finals))
+            finals = ", ".join(f"{run.seed}: " + ("—" if np.isnan(v) else number(v)) for run, v in zip(runs, per_seed_finals))
             if len(grid):
                 per_seed = [mean_over_training(run, grid) for run in runs]
-                area = f"{np.mean(per_seed):{form}} [{min(per_seed):{form}}, {max(per_seed):{form}}]"
+                area = f"{number(np.mean(per_seed))} [{number(min(per_seed))}, {number(max(per_seed))}]"
             else:
                 area = "—"
             if not returns:
-                lines.append(f"| {label(condition)} | {' | '.join(format_cell(c, form) for c in cells)} | {finals} | {area} |")
+                lines.append(f"| {label(condition)} | {' | '.join(format_cell(c, number) for c in cells)} | {finals} | {area} |")
                 continue
             # the comparison with a baseline run at the same training settings
             versus, settled, reference, size = comparison_cells(env_id, condition, baseline, groups, final_step, label, notes, seed,
@@ -250,7 +259,8 @@ ONE_RUN = "one run: no CI"
 
 def format_estimate(estimate, decimals=2, one_run=False):
     """point [low, high]: an estimate and its CI; with one run (of a method in an env, or of either side of
-    P(X > Y)) the point alone, since a bootstrap of one run resamples nothing: its 'CI' would be a point."""
+    P(X > Y)) the point alone: that run's seed-to-seed spread is unknown, so the bootstrap's interval (a point, or
+    for P(X > Y) the other side's spread alone) would read narrower than it is."""
     if estimate is None:
         return "—"
     if one_run:
@@ -380,8 +390,8 @@ def interval_markdown(groups, envs, conditions, label, baseline, steps_asked=(),
                  f"averaged over envs; a claim that X improves on Y needs its CI above 0.5 (docs/preregistration.md). {ci}s: "
                  f"stratified bootstrap over the runs of each env (rliable), {bootstrap.resamples:,} resamples, seed {bootstrap.seed}.")  # fmt: skip
     if any(ONE_RUN in line for line in lines):
-        lines.append(f"({ONE_RUN}): a method with one run in an env (for P(X > Y): either method) has no spread to resample, so "
-                     "only its point is given.")  # fmt: skip
+        lines.append(f"({ONE_RUN}): a method with one run in an env (for P(X > Y): either method) shows no spread from seed to "
+                     "seed, which a bootstrap of its runs would leave out of the interval: only the point is given.")  # fmt: skip
     lines.append("")
     return "\n".join(lines), matrices
 
