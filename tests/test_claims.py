@@ -312,3 +312,23 @@ def test_every_committed_template_fills_its_placeholders():
         fields = {field for _, field, _, _ in string.Formatter().parse(template) if field}
         filled = template.format(**{field: "X" for field in fields})
         assert "{" not in filled and "}" not in filled, name
+
+
+def test_a_registered_row_claims_what_its_entry_registered(tmp_path, runs):
+    """A primary comparison decides over the envs and reports each env's word; a row that decides nothing reports."""
+    for seed in (1, 2, 3):  # Walker2d-v4: X above Y on every seed
+        exported_run(runs, "Walker2d-v4", "x", seed, [(5000, 0.0), (10000, 900.0 + seed)])
+        exported_run(runs, "Walker2d-v4", "y", seed, [(5000, 0.0), (10000, 100.0 + seed)], guide=None)
+    primary = X_AGAINST_Y.replace('envs = ["Hopper-v4"]', 'envs = ["Hopper-v4", "Walker2d-v4"]\ndecides = "over the envs"')
+    reported = X_AGAINST_Y + '\ndecides = "nothing"'
+    plain = X_AGAINST_Y.replace('envs = ["Hopper-v4"]', 'envs = ["Hopper-v4", "Walker2d-v4"]')
+    words = [row.split(" | ")[-2] for row in claims_markdown(claims_file(tmp_path, [primary, reported, plain])).splitlines()[-3:]]
+    # X 300 200 100 against Y 50 150 250 on Hopper-v4: P 0.67, not resolved; on Walker2d-v4 every X above every Y
+    over = words[0].split("; ", 1)
+    assert over[0] in ("over the envs above", "over the envs not resolved")
+    assert over[1] == "per env, reported, not claimed: not resolved on Hopper; above on Walker2d"
+    assert words[1] == "reported, not claimed: not resolved on Hopper"
+    assert words[2] == f"not resolved on Hopper; above on Walker2d; {over[0]}"  # an unregistered row's every word is its reading
+    for wrong in ['decides = "everything"', 'decides = "over the envs"']:  # the second with one env: nothing to decide over
+        with pytest.raises(ClaimError, match="decides"):
+            read_claims(claims_file(tmp_path, [X_AGAINST_Y + "\n" + wrong]))

@@ -35,6 +35,9 @@ class ClaimError(ValueError):
     """A row of the claims file that cannot be computed, said in one line."""
 
 
+DECIDES = ("", "over the envs", "nothing")  # what a row's words claim: every word (an unregistered row), or as registered
+
+
 class Group(NamedTuple):
     condition: str  # a condition of the committed runs (a run's name: env__condition__seed)
     seeds: tuple  # the seeds to take
@@ -68,6 +71,7 @@ class Claim(NamedTuple):
     experiment: str  # the registered experiment whose runs answer it ("" for the earlier, unregistered ones)
     confidence: float | None  # the row's CI coverage where not the file's (0.983: an entry's primary comparisons)
     resamples: int | None  # the row's bootstrap resamples where not the file's (a registered entry's 50,000)
+    decides: str = ""  # a registered row: "over the envs" (a primary comparison: per env reported) or "nothing" (reported)
 
 
 def parse_seeds(text):
@@ -96,11 +100,15 @@ def read_claims(path):
                 metric=row.get("metric", "final"), tag=row.get("tag", "eval/episodic_return"),
                 window=tuple(row.get("window", ())), differs_in=tuple(row.get("differs_in", ())), caveat=row.get("caveat", ""), section=row.get("section", ""),
                 experiment=row.get("experiment", ""), confidence=row.get("confidence"), resamples=row.get("bootstrap_resamples"),
+                decides=row.get("decides", ""),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as e:
             raise ClaimError(f"{path}: claim {number}: {type(e).__name__} {e} (each claim needs question, x, y or guide, envs)")
         if (claim.y is None) == (not claim.guide):
             raise ClaimError(f"{path}: claim {number} ({claim.question}): give either y (a second group) or guide (X's guide alone)")
+        if claim.decides not in DECIDES or (claim.decides == "over the envs" and len(claim.envs) < 2):
+            raise ClaimError(f"{path}: claim {number}: decides {claim.decides!r}: one of {', '.join(map(repr, DECIDES))} "
+                             "('over the envs' needs two envs or more)")  # fmt: skip
         if claim.metric not in METRICS or (claim.metric == "window") != bool(claim.window):
             raise ClaimError(f"{path}: claim {number}: metric {claim.metric!r}: one of {', '.join(METRICS)} (window needs window = [first, last])")
         for text in (claim.question, claim.caveat):
@@ -299,6 +307,10 @@ def row_markdown(claim, results, overall, bootstrap=None):
         numbers.append(f"over the envs: P(X > Y) {overall.point:.2f} [{overall.low:.2f}, {overall.high:.2f}]")
         few = any(r.reads == "too few seeds" for r in results)
         words.append(f"over the envs {'too few seeds' if few else reading(overall)}")
+    if claim.decides == "over the envs":  # the registered decision first; what each env reads is reported, not claimed
+        words = [words[-1], "per env, reported, not claimed: " + "; ".join(words[:-1])]
+    elif claim.decides == "nothing":
+        words = ["reported, not claimed: " + "; ".join(words)]
     question = claim.question + (f" ({claim.caveat})" if claim.caveat else "")
     if bootstrap is not None:  # the row's own CIs
         numbers.insert(0, f"{bootstrap.confidence:.1%} CIs, {bootstrap.resamples:,} resamples:".replace(".0%", "%"))
@@ -328,7 +340,9 @@ def claims_tables(path, repo="."):
              "comparison reads **above** or **below** where that CI lies wholly on one side of 0.5 (against a guide "
              "alone: where the CI of the mean lies wholly on one side of the guide's return), else **not resolved**; "
              f"a group of fewer than {MIN_SEEDS} seeds reads **too few seeds**. "
-             "A row of a registered experiment takes that entry's CIs (named in the row) and waits until all its runs are in. "
+             "A row of a registered experiment takes that entry's CIs (named in the row), waits until all its runs are in, and "
+             "claims what the entry registered: a primary comparison decides over the envs (each env's word is reported, "
+             "not claimed), and the other rows report. "
              "Written by `scripts/claims.py` from the rows of `docs/results/claims.toml` and the committed runs.",
              "", "| question | runs | numbers | reads | where |", "|---|---|---|---|---|"]  # fmt: skip
     pending = list(lines)
