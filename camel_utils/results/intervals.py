@@ -42,13 +42,18 @@ def normalised(env_id, returns):
     return (np.asarray(returns, dtype=float) - low) / (high - low)
 
 
+def interquartile_mean(values):
+    """The mean along the last axis of the values left when the lowest and the highest quarter (floor(n / 4) each)
+    are cut, as SciPy's trim_mean(values, 0.25, axis=-1)."""
+    ordered = np.sort(values, axis=-1)
+    cut = int(0.25 * ordered.shape[-1])
+    return ordered[..., cut : ordered.shape[-1] - cut].mean(axis=-1)
+
+
 # ---- The scores of one resample: scores is (runs x envs)
 def iqm(scores):
-    """The interquartile mean of all the scores, runs and envs pooled: the mean of those left when the lowest and
-    the highest quarter (floor(n / 4) each) are cut, as SciPy's trim_mean(scores, 0.25, axis=None)."""
-    flat = np.sort(np.asarray(scores, dtype=float), axis=None)
-    cut = int(0.25 * flat.size)
-    return float(flat[cut : flat.size - cut].mean())
+    """The interquartile mean of all the scores, runs and envs pooled."""
+    return float(interquartile_mean(np.asarray(scores, dtype=float).ravel()))
 
 
 def mean(scores):
@@ -59,11 +64,7 @@ def mean(scores):
 def probability_of_improvement(scores_x, scores_y):
     """P(X > Y): for each env, the chance that a run of X scores above a run of Y (a tie counts a half: the
     Mann-Whitney U statistic over the n_x * n_y pairs), averaged over envs."""
-    per_env = []
-    for x, y in zip(np.asarray(scores_x, dtype=float).T, np.asarray(scores_y, dtype=float).T):
-        pairs = x[:, None] - y[None, :]
-        per_env.append((pairs > 0).mean() + 0.5 * (pairs == 0).mean())
-    return float(np.mean(per_env))
+    return float(improvement_per_env(np.asarray(scores_x, dtype=float)[None], np.asarray(scores_y, dtype=float)[None]).mean())
 
 
 def improvement_per_env(x, y):
@@ -142,9 +143,7 @@ def score_estimates(columns, bootstrap=Bootstrap()):
         resamples, runs, _ = scores.shape
         cut = int(0.25 * runs)
         env_iqm, env_mean = np.sort(scores, axis=1)[:, cut : runs - cut].mean(axis=1), scores.mean(axis=1)
-        pooled = np.sort(scores.reshape(resamples, -1), axis=1)  # iqm: every run of every env
-        pooled_cut = int(0.25 * pooled.shape[1])
-        aggregate = [pooled[:, pooled_cut : pooled.shape[1] - pooled_cut].mean(axis=1), env_mean.mean(axis=1)]
+        aggregate = [interquartile_mean(scores.reshape(resamples, -1)), env_mean.mean(axis=1)]  # iqm: every run of every env
         return np.concatenate([np.stack(aggregate, axis=1), np.stack([env_iqm, env_mean], axis=2).reshape(resamples, -1)], axis=1)
 
     stacked, alone = bootstrap_by_env([columns], every_estimate, bootstrap)
