@@ -140,9 +140,8 @@ def score_estimates(columns, bootstrap=Bootstrap()):
     envs have as many runs, else from its own bootstrap, with no aggregate)."""
 
     def every_estimate(scores):  # of each resample: the aggregate's IQM and mean, then each env's IQM and mean
-        resamples, runs, _ = scores.shape
-        cut = int(0.25 * runs)
-        env_iqm, env_mean = np.sort(scores, axis=1)[:, cut : runs - cut].mean(axis=1), scores.mean(axis=1)
+        resamples = len(scores)
+        env_iqm, env_mean = interquartile_mean(np.moveaxis(scores, 1, -1)), scores.mean(axis=1)
         aggregate = [interquartile_mean(scores.reshape(resamples, -1)), env_mean.mean(axis=1)]  # iqm: every run of every env
         return np.concatenate([np.stack(aggregate, axis=1), np.stack([env_iqm, env_mean], axis=2).reshape(resamples, -1)], axis=1)
 
