@@ -3,6 +3,7 @@ the table's numbers, which baseline each condition is compared with, which runs 
 styles, the export, and the command line. The statistics alone are in test_results_stats.py, the names in
 test_conditions.py."""
 
+import glob
 import hashlib
 import html
 import json
@@ -1017,8 +1018,10 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
     for name in registered:
         if waiting and name in waiting.group(1).split():
             assert not (tmp_path / f"{name}.md").exists()
-        else:
+        elif glob.glob(os.path.join(REPO, "docs", "results", f"{name}.*")):
             names.append(name)
+        # else: the queue committed the experiment's last run and nobody has run figures.sh yet: nothing drawn is
+        # stale (the README shows no figure until it is drawn), so main stays green until then
     for name in names:
         assert sorted(p.name for p in tmp_path.glob(f"{name}.*")) == [f"{name}.md", f"{name}.png"]
         with open(os.path.join(REPO, "docs", "results", f"{name}.md")) as committed:

@@ -481,8 +481,11 @@ def headline_markdown(path, repo=".", waiting=False):
 
 
 def stale_but_honest(document_table, computed, all_pending):
-    """Whether a document's table differs from the computed one only in registered rows still said to be under way
-    (runs finished since it was written): each line is the computed one or its under-way form."""
+    """Whether a document's table differs from the computed one only in registered parts still said to be under way
+    (runs finished since it was written, as the queue commits them): the whole block as written while its runs were
+    under way (a headline, whose shape changes when they are in), or each line the computed one or its under-way form."""
+    if document_table == all_pending:
+        return True
     lines, now, pending = document_table.splitlines(), computed.splitlines(), all_pending.splitlines()
     return len(lines) == len(now) == len(pending) and all(line in (a, b) for line, a, b in zip(lines, now, pending))
 
