@@ -124,6 +124,18 @@ from camel_utils.results.tables import format_steps, interval_markdown, is_retur
 PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the order its figures use; others follow
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
 FIGURE_FORMATS = ("png", "svg", "pdf")
+NO_FIGURE = "none"  # --formats none: the tables alone, in seconds (no Matplotlib, no figure)
+
+
+def figure_formats(formats):
+    """The figure's file formats from --formats ([] for `none`); None, with one error line, for anything else."""
+    if tuple(formats) == (NO_FIGURE,):
+        return []
+    if formats and all(f in FIGURE_FORMATS for f in formats):
+        return list(formats)
+    print(f"error: --formats {' '.join(formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one, or {NO_FIGURE} alone for "
+          "the tables without a figure", file=sys.stderr)  # fmt: skip
+    return None
 DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
 BUDGET_TAG = "eval/episodic_return"  # the budget's metric: the return without the mask
 
@@ -146,7 +158,7 @@ class Args:
     name: str = "results"
     """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md, and {name}_intervals.png and {name}_profile.png"""
     formats: tuple[str, ...] = FIGURE_FORMATS
-    """file formats of the figure: png for a README, svg and pdf for a paper"""
+    """file formats of the figure: png for a README, svg and pdf for a paper; none: the tables alone, no figure (seconds instead of ten)"""
     conditions: Annotated[tuple[str, ...], hint("every condition found, the baseline first")] = ()
     """conditions to show, in this order"""
     label: Annotated[list[str], tyro.conf.UseAppendAction] = field(default_factory=list)
@@ -404,9 +416,8 @@ def found_report(groups, envs, conditions, label, baseline):
 def main(args):
     # ---- Check the options before reading any run
     where = ", ".join(args.runs_dirs)
-    unknown = [f for f in args.formats if f not in FIGURE_FORMATS] or ([] if args.formats else ["none"])
-    if unknown:
-        print(f"error: --formats {' '.join(args.formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one", file=sys.stderr)
+    formats = figure_formats(args.formats)
+    if formats is None:
         return 1
     try:
         custom_labels = parse_labels(args.label)
@@ -487,8 +498,9 @@ def main(args):
 
     # ---- The interval estimates, the figure, and the table with the comparisons and the sample-efficiency measures
     os.makedirs(args.output_dir, exist_ok=True)
-    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in args.formats]
-    draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, skip_guides)
+    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in formats]
+    if figure_paths:
+        draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, skip_guides)
     estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap) if returns else ("", None)
     markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, skip_guides,
                                 args.permutation_test)  # fmt: skip
@@ -500,13 +512,13 @@ def main(args):
     with open(table_path, "w") as f:
         f.write(markdown)
     written = figure_paths + [table_path]
-    if aggregates:
+    if aggregates and figure_paths:
         interval_paths = [os.path.join(args.output_dir, f"{args.name}_intervals.png")]
         profile_paths = [os.path.join(args.output_dir, f"{args.name}_profile.png")]
         written += draw_interval_figures(aggregates, label, interval_paths, profile_paths, bootstrap)
     print()
     print(markdown)
-    print(f"wrote {', '.join(written[:-1])} and {written[-1]}")
+    print(f"wrote {' and '.join(filter(None, [', '.join(written[:-1]), written[-1]]))}")
     return 0
 
 
@@ -568,7 +580,7 @@ class BudgetArgs:
     name: str = "budget"
     """file name of the outputs, without extension: {name}.png, {name}.svg, {name}.pdf and {name}.md"""
     formats: tuple[str, ...] = FIGURE_FORMATS
-    """file formats of the figure: png for a README, svg and pdf for a paper"""
+    """file formats of the figure: png for a README, svg and pdf for a paper; none: the tables alone, no figure (seconds instead of ten)"""
     include_unfinished: bool = False
     """also count runs under way (exported with "finished": null), with their curves so far"""
     steps: tuple[int, ...] = (100_000, 300_000, 1_000_000)
@@ -592,9 +604,8 @@ def budget(args):
         print(f"error: --bootstrap-resamples {args.bootstrap_resamples} --confidence {args.confidence}: expected at least 1 resample "
               "and a coverage between 0 and 1 (0.95)", file=sys.stderr)  # fmt: skip
         return 1
-    unknown = [f for f in args.formats if f not in FIGURE_FORMATS] or ([] if args.formats else ["none"])
-    if unknown:
-        print(f"error: --formats {' '.join(args.formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one", file=sys.stderr)
+    formats = figure_formats(args.formats)
+    if formats is None:
         return 1
     if not args.steps or not args.target_steps or min(args.steps + args.target_steps) < 1:
         print(f"error: --steps {args.steps} --target-steps {args.target_steps}: expected positive steps", file=sys.stderr)
@@ -642,8 +653,9 @@ def budget(args):
 
     # ---- The figure and the report
     os.makedirs(args.output_dir, exist_ok=True)
-    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in args.formats]
-    draw_budget_figure(groups, envs, methods, labels, figure_paths)
+    figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in formats]
+    if figure_paths:
+        draw_budget_figure(groups, envs, methods, labels, figure_paths)
     markdown = budget_markdown(groups, envs, methods, label, reference, args.steps, args.target_steps, bootstrap, speeds,
                                steps_per_second, args.name)  # fmt: skip
     table_path = os.path.join(args.output_dir, f"{args.name}.md")
@@ -651,7 +663,7 @@ def budget(args):
         f.write(markdown)
     print()
     print(markdown)
-    print(f"wrote {', '.join(figure_paths)} and {table_path}")
+    print(f"wrote {' and '.join(filter(None, [', '.join(figure_paths), table_path]))}")
     return 0
 
 

@@ -499,15 +499,12 @@ def markdown(results):
 
 def find_cleanrl_jax(args, ours):
     """The Python of CleanRL's JAX venv and what it has, or why its row is skipped: (python, versions, None) or
-    (None, None, reason). A missing default venv skips the row; a --cleanrl-jax-python that is not there is an error."""
+    (None, None, reason). A missing default venv skips the row (main refuses a --cleanrl-jax-python that is not there)."""
     script = os.path.join(args.cleanrl, "cleanrl", CLEANRL_JAX_SCRIPT)
     python = args.cleanrl_jax_python or str(DEFAULT_CLEANRL_JAX_PYTHON)
     if not os.path.isfile(script):
         reason = f"no cleanrl/{CLEANRL_JAX_SCRIPT} in {args.cleanrl}"
-    elif not os.path.exists(python):
-        if args.cleanrl_jax_python:
-            raise SystemExit(f"error: --cleanrl-jax-python {python} not found; make that venv with: "
-                             f"bash benchmarks/setup_cleanrl.sh --jax {args.cleanrl} {os.path.dirname(os.path.dirname(python))}")  # fmt: skip
+    elif not os.path.exists(python):  # the default's (main stopped at a --cleanrl-jax-python that is not there)
         reason = f"no JAX venv at {python}; make one with: bash benchmarks/setup_cleanrl.sh --jax {args.cleanrl}"
     else:
         versions = probe_python(python, child_env(0, args.cleanrl), jax=True)
@@ -531,6 +528,10 @@ def main(args):
     uses_guide = any(guide in v.flags for v in variants)
     if (uses_guide or args.guide_calls) and not os.path.isfile(guide):
         raise SystemExit(f"error: guide {args.guide_policy} not found; give one with --guide-policy PATH")
+    jax_python = args.cleanrl_jax_python
+    if args.cleanrl and args.cleanrl_jax and jax_python and not os.path.exists(jax_python):  # a mistake, not a skip
+        raise SystemExit(f"error: --cleanrl-jax-python {jax_python} not found; make that venv with: bash benchmarks/setup_cleanrl.sh "
+                         f"--jax {os.path.abspath(args.cleanrl)} {os.path.dirname(os.path.dirname(jax_python))}")  # fmt: skip
     ours = probe_python(sys.executable, child_env(0))
     if args.device == "cuda" and not ours["cuda_available"]:
         raise SystemExit("error: --device cuda, but this venv's torch has no CUDA device; run with --device cpu")

@@ -7,6 +7,7 @@
 #   scripts/figures.sh                 # all figures, from the committed runs into docs/results/
 #   RUNS=runs/ scripts/figures.sh      # the same figures from your own runs, into plots/ (OUT=DIR: elsewhere)
 #   FORMATS=png scripts/figures.sh     # only the PNG of each figure (default: png svg pdf), the tables as ever
+#   FORMATS=none scripts/figures.sh    # the tables alone, no figure: a third of the time
 # Only the committed runs (RUNS unset) redraw docs/results/ and rewrite the tables quoted in docs/results.md; they also
 # draw each registered experiment's figure from docs/results/experiments/<id>/ once all its runs are in.
 set -uo pipefail

@@ -179,12 +179,12 @@ writer.close()
 """
 
 
-def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
-    checkout = tmp_path / "cleanrl"
-    (checkout / "cleanrl").mkdir(parents=True)
-    for name, rate in [("td3_continuous_action.py", 100), ("sac_continuous_action.py", 50)]:
-        (checkout / "cleanrl" / name).write_text(FAKE_CLEANRL.format(rate=rate, venv=None))
+def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers_and_skips_jax_in_one_line_without_its_venv(tmp_path):
+    checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None), "sac_continuous_action.py": (50, None),
+                                                    "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
     output = tmp_path / "results"
+    no_cache = tmp_path / "empty-cache"  # the default JAX venv, ~/.cache/camel/cleanrl-jax-venv, is looked up here
+    env = dict(os.environ, XDG_CACHE_HOME=str(no_cache))
     command = [
         sys.executable, str(REPO / "benchmarks" / "benchmark.py"), "--warmup-steps", "100", "--settle-steps", "0",
         "--train-steps", "200", "--repeats", "1", "--guide-calls", "0", "--cleanrl", str(checkout),
@@ -192,7 +192,7 @@ def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
         "--reference-variant", "td3", "--output-dir", str(output),
     ]  # fmt: skip
 
-    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    child = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
 
     assert child.returncode == 0, child.stdout + child.stderr
     results = json.loads((output / "results.json").read_text())
@@ -203,6 +203,15 @@ def test_benchmark_runs_cleanrls_td3_and_sac_beside_our_trainers(tmp_path):
     assert rows["sac"]["vs_cleanrl"] == pytest.approx(rows["sac"]["median"] / 50)
     table = (output / "results.md").read_text()
     assert "(CleanRL's sac_continuous_action.py)" in table and "(CleanRL's td3_continuous_action.py)" in table
+    assert table_row(table, "td3")["vs CleanRL"] == f"{rows['td3']['median'] / 100:.2f}"
+    # no JAX venv where the default looks: CleanRL's JAX TD3 is skipped, said in one line with the command that makes it
+    messages = [line for line in child.stderr.splitlines() if "cleanrl-jax-td3" in line]
+    default_python = no_cache / "camel" / "cleanrl-jax-venv" / "bin" / "python"
+    assert len(messages) == 1 and messages[0].startswith("skipping cleanrl-jax-td3"), messages
+    assert str(default_python) in messages[0] and f"setup_cleanrl.sh --jax {checkout}" in messages[0]
+    assert str(default_python) in results["cleanrl_jax_skipped"] and results["cleanrl_jax_venv"] is None
+    assert "vs CleanRL JAX" not in table and "cleanrl-jax-td3 not run: no JAX venv" in table
+    assert "runs not pinned to cores" in table and all(not run["command"].startswith("taskset") for run in results["runs"])
 
 
 def fake_checkout(root, scripts):
@@ -289,31 +298,12 @@ def test_cleanrls_jax_td3_runs_with_its_own_venvs_python_pinned_by_taskset_in_it
     assert "every run pinned with `taskset -c 0`" in table and "here those of `taskset -c 0`" in table
 
 
-def test_the_jax_row_is_skipped_with_one_clear_line_when_its_venv_is_missing(tmp_path):
+def test_a_cleanrl_jax_python_that_is_not_there_stops_the_benchmark_before_any_run(tmp_path):
+    # a missing --cleanrl-jax-python is a mistake, not a skip (the default venv's absence is one: the test above)
     checkout = fake_checkout(tmp_path / "cleanrl", {"td3_continuous_action.py": (100, None),
                                                     "td3_continuous_action_jax.py": (200, "jax")})  # fmt: skip
-    output = tmp_path / "results"
-    no_cache = tmp_path / "empty-cache"  # the default JAX venv, ~/.cache/camel/cleanrl-jax-venv, is looked up here
-    env = dict(os.environ, XDG_CACHE_HOME=str(no_cache))
-
-    child = subprocess.run(benchmark_command(checkout, output), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
-
-    assert child.returncode == 0, child.stdout + child.stderr
-    messages = [line for line in child.stderr.splitlines() if "cleanrl-jax-td3" in line]
-    default_python = no_cache / "camel" / "cleanrl-jax-venv" / "bin" / "python"
-    assert len(messages) == 1 and messages[0].startswith("skipping cleanrl-jax-td3"), messages
-    assert str(default_python) in messages[0] and f"setup_cleanrl.sh --jax {checkout}" in messages[0]
-    results = json.loads((output / "results.json").read_text())
-    assert [row["variant"] for row in results["summary"]] == ["td3", "cleanrl"]
-    assert str(default_python) in results["cleanrl_jax_skipped"] and results["cleanrl_jax_venv"] is None
-    table = (output / "results.md").read_text()
-    assert "vs CleanRL JAX" not in table and "cleanrl-jax-td3 not run: no JAX venv" in table
-    assert table_row(table, "td3")["vs CleanRL"] == f"{results['summary'][0]['median'] / 100:.2f}"
-    assert "runs not pinned to cores" in table and all(not run["command"].startswith("taskset") for run in results["runs"])
-
-    # a --cleanrl-jax-python that is not there is a mistake, not a skip: it stops before any run
     missing = tmp_path / "nowhere" / "bin" / "python"
-    command = benchmark_command(checkout, output, "--cleanrl-jax-python", str(missing))
-    child = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    command = benchmark_command(checkout, tmp_path / "results", "--cleanrl-jax-python", str(missing))
+    child = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert child.returncode != 0 and f"--cleanrl-jax-python {missing} not found" in child.stderr
     assert "[1/" not in child.stdout

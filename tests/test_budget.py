@@ -274,8 +274,11 @@ def test_the_command_line_runs_budget_as_a_subcommand(tmp_path):
     assert "### Interval estimates at 300k steps" in (tmp_path / "out" / "b1m.md").read_text()
     result = subprocess.run(command + ["--output-dir", str(tmp_path / "png"), "--formats", "png"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and sorted(p.name for p in (tmp_path / "png").iterdir()) == ["b1m.md", "b1m.png"]
+    result = subprocess.run(command + ["--output-dir", str(tmp_path / "none"), "--formats", "none"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and sorted(p.name for p in (tmp_path / "none").iterdir()) == ["b1m.md"]
+    assert (tmp_path / "none" / "b1m.md").read_text() == (tmp_path / "png" / "b1m.md").read_text()
     result = subprocess.run([sys.executable, "plot.py", "budget", str(tmp_path / "absent")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"error: {tmp_path / 'absent'}: no such folder")
     result = subprocess.run(command + ["--formats", "gif"], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1 and result.stderr == "error: --formats gif: each of png, svg, pdf, at least one\n"
+    assert result.returncode == 1 and result.stderr == "error: --formats gif: each of png, svg, pdf, at least one, or none alone for the tables without a figure\n"

@@ -961,9 +961,18 @@ def test_command_line_exports_then_plots_with_a_name_and_labels(tmp_path):
                              "--bootstrap-resamples", "200"], cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert sorted(os.listdir(tmp_path / "png")) == ["results.md", "results.png", "results_intervals.png", "results_profile.png"]
-    result = subprocess.run([sys.executable, "plot.py", str(exported), "--output-dir", str(tmp_path / "gif"), "--formats", "gif"],
-                            cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert result.returncode == 1 and result.stderr == "error: --formats gif: each of png, svg, pdf, at least one\n"
+    # --formats none: the same table, no figure, and Matplotlib never imported
+    result = subprocess.run([sys.executable, "-X", "importtime", "plot.py", str(exported), "--output-dir", str(tmp_path / "none"),
+                             "--formats", "none", "--bootstrap-resamples", "200"], cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path / "none")) == ["results.md"] and result.stdout.endswith(f"wrote {tmp_path / 'none' / 'results.md'}\n")
+    assert (tmp_path / "none" / "results.md").read_text() == (tmp_path / "png" / "results.md").read_text()
+    assert re.search(r"\|\s+numpy$", result.stderr, flags=re.M) and "matplotlib" not in result.stderr  # every module imported
+    for wrong in (["gif"], ["none", "png"]):
+        result = subprocess.run([sys.executable, "plot.py", str(exported), "--output-dir", str(tmp_path / "gif"), "--formats", *wrong],
+                                cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert result.returncode == 1
+        assert result.stderr == f"error: --formats {' '.join(wrong)}: each of png, svg, pdf, at least one, or none alone for the tables without a figure\n"
     assert not (tmp_path / "gif").exists()
 
 
@@ -1003,8 +1012,8 @@ def test_quote_tables_fills_a_newly_placed_empty_quote(tmp_path):
 def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
     # scripts/figures.sh redraws every results figure from docs/results/runs alone; its tables must equal the ones in
     # docs/results/, so a table that was not redrawn after a run was added (or a run that was not committed) fails here
-    # (the PNG alone of each figure: the SVG and PDF are the same drawing, and take most of the drawing time)
-    env = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path), "FORMATS": "png"}
+    # (the tables alone, FORMATS=none: drawing would take two thirds of the time, and other tests draw)
+    env = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path), "FORMATS": "none"}
     result = subprocess.run(["bash", "scripts/figures.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "not drawn" not in result.stdout
@@ -1023,9 +1032,9 @@ def test_committed_tables_are_what_the_committed_runs_give(tmp_path):
         # else: the queue committed the experiment's last run and nobody has run figures.sh yet: nothing drawn is
         # stale (the README shows no figure until it is drawn), so main stays green until then
     for name in names:
-        assert sorted(p.name for p in tmp_path.glob(f"{name}.*")) == [f"{name}.md", f"{name}.png"]
         with open(os.path.join(REPO, "docs", "results", f"{name}.md")) as committed:
             assert (tmp_path / f"{name}.md").read_text() == committed.read(), f"docs/results/{name}.md is stale"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{name}.md" for name in names)  # and no figure
     # docs/results.md quotes each of these tables (figures.sh brings the quotes up to date with quote_tables)
     with open(os.path.join(REPO, "docs", "results.md")) as f:
         document = f.read()
