@@ -208,13 +208,20 @@ def test_the_headline_shows_the_interim_table_until_every_registered_run_is_in(t
     assert done.endswith(f"\n\n![X and Y]({tmp_path / 'registered.png'})\n")
 
 
-def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):
+def headline_script(tmp_path, readme_text):
+    """scripts/claims.py's command line on a claims file with the headline of headline_spec, an empty results.md and
+    a README.md holding readme_text: (command, README path)."""
     claims = claims_file(tmp_path, [X_AGAINST_Y], headline=headline_spec(tmp_path))
     document, readme = tmp_path / "results.md", tmp_path / "README.md"
     document.write_text("<!-- claims -->\n<!-- /claims -->\n")
-    readme.write_text("# Mine\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nMore.\n")
+    readme.write_text(readme_text)
     script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
               "--readme", str(readme)]  # fmt: skip
+    return script, readme
+
+
+def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):
+    script, readme = headline_script(tmp_path, "# Mine\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nMore.\n")
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     assert readme.read_text().startswith("# Mine\n\n<!-- headline -->\n6 registered runs under way.") and readme.read_text().endswith("<!-- /headline -->\n\nMore.\n")
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
@@ -226,12 +233,7 @@ def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):
 def test_check_accepts_a_readme_headline_written_before_the_queue_committed_the_last_run(tmp_path, runs):
     # the queue commits each finished run to main as it ends: main must stay green until claims.py is run again, though
     # the headline's whole shape changes (interim table to the registered one) and no line-by-line match exists
-    claims = claims_file(tmp_path, [X_AGAINST_Y], headline=headline_spec(tmp_path))
-    document, readme = tmp_path / "results.md", tmp_path / "README.md"
-    document.write_text("<!-- claims -->\n<!-- /claims -->\n")
-    readme.write_text("<!-- headline -->\n<!-- /headline -->\n")
-    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
-              "--readme", str(readme)]  # fmt: skip
+    script, readme = headline_script(tmp_path, "<!-- headline -->\n<!-- /headline -->\n")
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     written = readme.read_text()
     assert "6 registered runs under way." in written
