@@ -125,6 +125,8 @@ PAPER_ENVS = ["Hopper-v4", "Walker2d-v4", "Ant-v4"]  # the paper's envs in the o
 DEFAULT_GUIDE_RETURNS = "docs/results/guides.json"
 FIGURE_FORMATS = ("png", "svg", "pdf")
 NO_FIGURE = "none"  # --formats none: the tables alone, in seconds (no Matplotlib, no figure)
+DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
+BUDGET_TAG = "eval/episodic_return"  # the budget's metric: the return without the mask
 
 
 def figure_formats(formats):
@@ -136,8 +138,6 @@ def figure_formats(formats):
     print(f"error: --formats {' '.join(formats)}: each of {', '.join(FIGURE_FORMATS)}, at least one, or {NO_FIGURE} alone for "
           "the tables without a figure", file=sys.stderr)  # fmt: skip
     return None
-DEFAULT_BASELINES = ("baseline", "td3", "sac_baseline", "sac")  # TD3 by its committed runs' name and by today's, then SAC
-BUDGET_TAG = "eval/episodic_return"  # the budget's metric: the return without the mask
 
 
 def hint(default):
