@@ -140,6 +140,11 @@ def figure_formats(formats):
     return None
 
 
+def and_list(paths):
+    """'a, b and c' ('c' alone for one path)."""
+    return " and ".join(filter(None, [", ".join(paths[:-1]), paths[-1]]))
+
+
 def hint(default):
     """--help's note on a default that the empty value stands for."""
     return tyro.conf.arg(help_behavior_hint=f"(default: {default})")
@@ -518,7 +523,7 @@ def main(args):
         written += draw_interval_figures(aggregates, label, interval_paths, profile_paths, bootstrap)
     print()
     print(markdown)
-    print(f"wrote {' and '.join(filter(None, [', '.join(written[:-1]), written[-1]]))}")
+    print(f"wrote {and_list(written)}")
     return 0
 
 
@@ -663,7 +668,7 @@ def budget(args):
         f.write(markdown)
     print()
     print(markdown)
-    print(f"wrote {' and '.join(filter(None, [', '.join(figure_paths), table_path]))}")
+    print(f"wrote {and_list(figure_paths + [table_path])}")
     return 0
 
 
