@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from camel_utils.agent import load_agent
+from script_process import run_script
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,9 +56,9 @@ def save_hopper_agent(path, masking_aware=True, set_weights=None):
                          ids=["camel+", "td3", "camel-sac"])  # fmt: skip
 def test_the_loaded_agent_reproduces_the_runs_final_evaluation(tmp_path, trainer, flags):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, str(REPO / trainer), "--env-id", "Hopper-v4", "--total-timesteps", "400", "--learning-starts", "200",
-               "--eval-frequency", "400", "--eval-episodes", "2", "--seed", "4", "--run-name", "r", *flags]  # fmt: skip
-    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    args = ["--env-id", "Hopper-v4", "--total-timesteps", "400", "--learning-starts", "200", "--eval-frequency", "400",
+            "--eval-episodes", "2", "--seed", "4", "--run-name", "r", *flags]  # fmt: skip
+    result = run_script(REPO / trainer, *args, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode == 0, result.stderr
     finished = json.loads((tmp_path / "runs/r/finished.json").read_text())
     policy = load_agent(tmp_path / "runs/r" / f"{finished['exp_name']}.cleanrl_model")  # the README's two lines

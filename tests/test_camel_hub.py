@@ -22,6 +22,7 @@ from test_camel_td3 import printed_path
 from camel_utils.hub import algorithm_name, method_lines, trainer_and_method
 from camel_plus_td3 import Actor, QNetwork
 from fake_hub import FakeHub, hub_env
+from script_process import run_script
 
 REPO = Path(__file__).resolve().parents[1]
 REPO_ID = "someone/Hopper-v4-camel_plus_td3-seed1"
@@ -178,8 +179,7 @@ TINY = ["--total-timesteps", "300", "--learning-starts", "100", "--batch-size", 
 
 
 def trainer(cwd, script, *flags, env):
-    return subprocess.run([sys.executable, str(REPO / script), *flags], cwd=cwd, env={**env, "OMP_NUM_THREADS": "1"},
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return run_script(REPO / script, *flags, cwd=cwd, env={**env, "OMP_NUM_THREADS": "1"})
 
 
 def test_a_run_with_upload_model_puts_its_agent_on_the_hub_where_expert_model_finds_it(tmp_path, hub):

@@ -8,8 +8,6 @@ import io
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from camel_utils import guide_eval as ev
 from camel_utils import judge as cj
 from camel_utils.llm import ModelError, gemini_backend, openai_backend
 from fake_judge import FakeJudgeServer, verdict_answer
+from script_process import run_script
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 
@@ -157,7 +156,7 @@ def test_an_unreadable_video_or_none_is_unjudged(tmp_path):
 # An OpenAI-compatible server with image input, from the command line
 # ---------------------------------------------------------------------------------------------------------
 def run_cli(*args, cwd):
-    return subprocess.run([sys.executable, str(ROOT / "evaluate_policy.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return run_script(ROOT / "evaluate_policy.py", *args, cwd=cwd)
 
 
 def test_judge_sees_the_frames_as_images_and_its_verdict_stands_beside_the_score_without_ranking(tmp_path):

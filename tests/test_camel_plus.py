@@ -20,14 +20,14 @@ from camel_utils.conditions import CAMEL_PLUS_PARTS
 from camel_utils.fast_update import fuse_critics
 from camel_utils.guide import to_env_units
 from camel_utils.run import cli_args
+from script_process import run_script
 from test_camel_td3 import BOOKKEEPING_GUIDE, FAST, REPO, hopper, scalars, stop_after_first_checkpoint, workdir  # noqa: F401 (fixtures)
 
 
 def run_camel_plus(cwd, *args, timeout=180):
     """Run camel_plus_td3.py as a user would, from `cwd` (where its runs/ folder goes)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, str(REPO / "camel_plus_td3.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return run_script(REPO / "camel_plus_td3.py", *args, cwd=cwd, env=env, timeout=timeout)
 
 
 def guide_batch(hopper, n=64, seed=0, next_point=None):

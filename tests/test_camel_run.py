@@ -34,6 +34,7 @@ from camel_utils.cli import shown_path
 from camel_utils.guide import Guide
 from camel_utils.guide import expert_model_file
 from camel_utils.run import Checkpoints, check_common_args, checked_env, cli_args, help_sections, load_checkpoint, resume_args, same_code, source_commit
+from script_process import run_script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -246,10 +247,9 @@ def test_missing_expert_file_says_no_such_file_and_how_to_fetch_one(tmp_path):
 
 def trainer(script, cwd, *args, **popen):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    command = [sys.executable, str(REPO / script), *args]
-    if popen:
-        return subprocess.Popen(command, cwd=cwd, env=env, **popen)
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if popen:  # a real process, to be killed
+        return subprocess.Popen([sys.executable, str(REPO / script), *args], cwd=cwd, env=env, **popen)
+    return run_script(REPO / script, *args, cwd=cwd, env=env)
 
 
 def eval_points(path):

@@ -27,6 +27,7 @@ from camel_utils.guide import expert_policy, to_env_units
 from camel_sac import (
     LOG_STD_MAX, LOG_STD_MIN, MIN_MASK_WIDTH, Actor, SoftQNetwork, log_prob_in_box, sac_target, update_actor, update_temperature,
 )  # fmt: skip
+from script_process import run_script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -180,8 +181,8 @@ def test_boxes_of_the_least_mask_width_give_finite_log_probabilities_where_narro
 
 
 def test_a_mask_width_below_the_least_is_refused_with_one_error_line(tmp_path):
-    result = subprocess.run([sys.executable, str(REPO / "camel_sac.py"), "--random-guide", "--mask-width", "1e-8", "--total-timesteps", "100"],
-                            cwd=tmp_path, env=trainer_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = run_script(REPO / "camel_sac.py", "--random-guide", "--mask-width", "1e-8", "--total-timesteps", "100",
+                        cwd=tmp_path, env=trainer_env(), timeout=120)  # fmt: skip
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == ["error: --mask-width must be in [0.001, 2] (see --help), got 1e-08"]
     assert not (tmp_path / "runs").exists()
@@ -374,8 +375,7 @@ def test_replay_buffer_holds_each_step_with_the_bounds_the_loop_drew(tmp_path, h
 @pytest.mark.parametrize("args, message", [(["--env-id", "Hoper-v4"], "error: --env-id Hoper-v4:"),
                                            (["--target-network-frequency", "0"], "error: --target-network-frequency must be positive")])  # fmt: skip
 def test_bad_command_line_gets_one_error_line_and_leaves_no_run_folder(tmp_path, args, message):
-    result = subprocess.run([sys.executable, str(REPO / "camel_sac.py"), *args, "--total-timesteps", "100"],
-                            cwd=tmp_path, env=trainer_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = run_script(REPO / "camel_sac.py", *args, "--total-timesteps", "100", cwd=tmp_path, env=trainer_env(), timeout=120)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith(message)
     assert not (tmp_path / "runs").exists()

@@ -26,6 +26,7 @@ from camel_utils.run import CompiledOrEager, updates_happen
 from camel_td3 import Actor, QNetwork, explore, td3_target, update_actor, update_critics, update_targets
 from camel_utils.fast_update import actor_grads, fuse_critics, fused, twin_critic_grads
 from camel_utils.machine import cpu_kind, cpu_model
+from script_process import run_script
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--total-timesteps", "600", "--learning-starts", "200", "--batch-size", "32", "--eval-frequency", "300",
@@ -43,8 +44,7 @@ def hopper():
 def run_trainer(cwd, *args, timeout=180):
     """Run camel_td3.py as a user would, from `cwd` (where its runs/ folder goes)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, str(REPO / "camel_td3.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return run_script(REPO / "camel_td3.py", *args, cwd=cwd, env=env, timeout=timeout)
 
 
 def scalars(run_dir):

@@ -20,6 +20,7 @@ import pytest
 
 from camel_utils import guide_eval as ev
 import evaluate_policy as ep
+from script_process import run_script
 
 ROOT = Path(ep.__file__).resolve().parent
 
@@ -54,7 +55,7 @@ def write(folder, name, code):
 
 
 def run_cli(*args, cwd):
-    return subprocess.run([sys.executable, str(ROOT / "evaluate_policy.py"), *args], cwd=cwd, capture_output=True, text=True, timeout=180)
+    return run_script(ROOT / "evaluate_policy.py", *args, cwd=cwd, timeout=180)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -228,9 +229,9 @@ def trained_agent(tmp_path_factory):
     """A real small CAMEL+ agent (a masking-aware actor) saved by `camel_plus_td3.py` in CleanRL's format (300 steps: it
     acts, badly), beside its run's finished.json."""
     tmp = tmp_path_factory.mktemp("agent")
-    run = subprocess.run([sys.executable, str(ROOT / "camel_plus_td3.py"), "--env-id", "Hopper-v4", "--llm-policy", str(ROOT / "policies/hopper.py"),
-                          "--total-timesteps", "300", "--learning-starts", "100", "--checkpoint-frequency", "0", "--eval-episodes", "2",
-                          "--torch-threads", "1", "--run-name", "small"], cwd=tmp, capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = run_script(ROOT / "camel_plus_td3.py", "--env-id", "Hopper-v4", "--llm-policy", ROOT / "policies/hopper.py",
+                     "--total-timesteps", "300", "--learning-starts", "100", "--checkpoint-frequency", "0", "--eval-episodes", "2",
+                     "--torch-threads", "1", "--run-name", "small", cwd=tmp)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     return tmp / "runs" / "small" / "camel_plus_td3.cleanrl_model"
 

@@ -6,7 +6,6 @@ import hashlib
 import os
 import socket
 import subprocess
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -19,6 +18,7 @@ from camel_utils.guide import make_guide
 from camel_utils.conditions import is_hub_repo_id
 from camel_td3 import Actor, QNetwork
 from local_server import LocalServer, QuietHandler
+from script_process import run_script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--total-timesteps", "150", "--learning-starts", "100", "--batch-size", "32", "--eval-episodes", "1",
@@ -41,8 +41,7 @@ def save_cleanrl_model(path, env_id):
 
 
 def camel_td3(cwd, *flags, env=None):
-    return subprocess.run([sys.executable, os.path.join(REPO, "camel_td3.py"), *flags], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return run_script(os.path.join(REPO, "camel_td3.py"), *flags, cwd=cwd, env=env)
 
 
 def masked_fraction(run_dir):

@@ -19,6 +19,7 @@ import pytest
 import generate_policy as gp
 from fake_judge import FakeJudgeServer, verdict_answer
 from local_server import LocalServer, QuietHandler
+from script_process import run_script
 
 ROOT = Path(gp.__file__).resolve().parent
 
@@ -296,9 +297,9 @@ def test_generation_with_fake_gemini_writes_candidates_report_and_selection_that
 
     chosen = tmp_path / "chosen" / "hopper.py"
     assert chosen.read_text().endswith(FORWARD)
-    run = subprocess.run([sys.executable, str(ROOT / "camel_td3.py"), "--env-id", "Hopper-v4", "--llm-policy", str(chosen),
-                          "--total-timesteps", "200", "--learning-starts", "100", "--run-name", "guide_check", "--eval-episodes", "1",
-                          "--torch-threads", "1", "--checkpoint-frequency", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=180)  # fmt: skip
+    run = run_script(ROOT / "camel_td3.py", "--env-id", "Hopper-v4", "--llm-policy", chosen, "--total-timesteps", "200",
+                     "--learning-starts", "100", "--run-name", "guide_check", "--eval-episodes", "1", "--torch-threads", "1",
+                     "--checkpoint-frequency", "0", cwd=tmp_path, timeout=180)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "runs" / "guide_check" / "finished.json").exists()
 
