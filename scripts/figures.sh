@@ -122,9 +122,14 @@ figure sac        "sac_baseline sac_camel_tuned" --envs Hopper-v4 Ant-v4 --condi
 # (50,000 resamples), once every run of the experiment is in: before that a figure would be a partial look at a
 # registered result. Each is a README figure.
 waiting=() failed=()
-registered() {  # registered NAME EXPERIMENT [budget] PLOT_ARGS...: draw it from docs/results/experiments/EXPERIMENT when all its runs are in
-  local name="$1" experiment="$2" left sub=(); shift 2
+registered() {  # registered NAME EXPERIMENT [budget] [--files "GLOB..."] PLOT_ARGS...: draw it from the run files of
+  # docs/results/experiments/EXPERIMENT (those GLOB matches, else all) when all the experiment's runs are in
+  local name="$1" experiment="$2" left sub=() files=() pattern; shift 2
   if [ "${1:-}" = budget ]; then sub=(budget); shift; fi
+  if [ "${1:-}" = --files ]; then
+    for pattern in $2; do files+=(docs/results/experiments/"$experiment"/$pattern); done
+    shift 2
+  fi
   echo "== $name"
   left="$("$python" -c 'import sys
 from camel_utils.preregistration import unfinished_runs
@@ -137,11 +142,17 @@ except Exception as e:  # an unknown experiment, a half-written file: one line
     waiting+=("$name")
     return
   fi
-  "$python" plot.py ${sub[@]+"${sub[@]}"} "docs/results/experiments/$experiment" --output-dir "$out" --name "$name" \
+  if [ ${#files[@]} -eq 0 ]; then files=("docs/results/experiments/$experiment"); fi
+  "$python" plot.py ${sub[@]+"${sub[@]}"} "${files[@]}" --output-dir "$out" --name "$name" \
     --formats ${FORMATS:-png svg pdf} "$@" || failed+=("$name")
 }
 if [ -z "${RUNS:-}" ]; then
-  registered l100 L100 --baseline td3
+  # the README's figure: TD3, the paper's CAMEL and CAMEL+ with the LLM-written guides, seeds 24-28
+  registered l100 L100 --files "*__td3__*.json *__camel_td3__*.json *__camel_plus_td3__*.json" --baseline td3
+  # CAMEL+ with each poor guide against TD3 on seeds 24-26, as registered (3 runs against 3), CAMEL+ with the
+  # LLM-written guide on those seeds beside them
+  registered l100_poor_guides L100 --files "*__td3__2[456].json *__camel_plus_td3*__2[456].json" \
+    --envs Hopper-v4 Walker2d-v4 --baseline td3
   registered budget B1M budget --speeds benchmarks/results/three_trainers_pinned_amd_avx2.json  # the 1M figure as the paper draws it
 fi
 

@@ -28,10 +28,13 @@ from pathlib import Path
 PRELOAD = ["numpy", "torch", "torch._dynamo", "torch.utils.tensorboard", "gymnasium", "mujoco", "tyro",
            "camel_utils.run", "camel_utils.guide", "camel_utils.fast_update", "script_process"]  # fmt: skip
 
-# Read by torch and BLAS when they are imported, so fixed for the server's life: run_script refuses another value.
-FIXED_AT_START = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Read by torch, BLAS and MuJoCo when they are imported, so fixed for the server's life (its value when the server
+# starts; the thread counts one): run_script refuses another value.
+READ_AT_IMPORT = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MUJOCO_GL", "PYOPENGL_PLATFORM")
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 _context = None
+_fixed = {}
 
 
 def _server():
@@ -40,8 +43,9 @@ def _server():
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(PRELOAD)
         outer = dict(os.environ)
-        os.environ.update(FIXED_AT_START)  # the server starts with this process's environment
+        os.environ.update(ONE_THREAD)  # the server starts with this process's environment
         os.environ.pop("PYTHONWARNINGS", None)  # each child applies its own (below)
+        _fixed.update({name: os.environ[name] for name in READ_AT_IMPORT if name in os.environ})
         try:
             forkserver.ensure_running()
         finally:
@@ -101,16 +105,18 @@ def print_as_python_does(error, script):
 def run_script(script, *args, cwd, env=None, timeout=300):
     """`subprocess.run([sys.executable, script, *args], cwd=cwd, env=env, capture_output=True, text=True,
     timeout=timeout)`, forked from the preloaded server."""
+    server = _server()
     env = dict(os.environ if env is None else env)
-    for name, value in FIXED_AT_START.items():
-        if env.get(name, value) != value:
-            raise ValueError(f"{name}={env[name]} is read when the interpreter starts; run the script with subprocess")
-    env = {**env, **FIXED_AT_START}
+    for name in READ_AT_IMPORT:
+        if name in env and env[name] != _fixed.get(name):
+            raise ValueError(f"{name}={env[name]} is read when torch, BLAS or MuJoCo is imported, and the server has "
+                             f"{_fixed.get(name)}: run the script with subprocess")  # fmt: skip
+    env.update(_fixed)
     script, cwd = str(script), str(cwd)
     with tempfile.TemporaryDirectory() as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
         out.touch(), err.touch()  # a child that fails before the script starts writes nothing here (the server's stderr)
-        process = _server().Process(target=_as_python_runs_it, args=(script, list(map(str, args)), cwd, env, out, err))
+        process = server.Process(target=_as_python_runs_it, args=(script, list(map(str, args)), cwd, env, out, err))
         process.start()
         process.join(timeout)
         if process.exitcode is None:

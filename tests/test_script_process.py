@@ -79,6 +79,7 @@ def test_a_trainer_run_by_the_preloaded_server_is_the_trainer_run_by_python(tmp_
     assert len(os.listdir(f"/proc/{forkserver._forkserver._forkserver_pid}/task")) == 1
 
 
-def test_a_thread_setting_read_at_import_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="OMP_NUM_THREADS=4 is read when the interpreter starts"):
-        run_script(REPO / "camel_td3.py", "--help", cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "4"})
+@pytest.mark.parametrize("name, value", [("OMP_NUM_THREADS", "4"), ("MUJOCO_GL", "a renderer the server did not load")])
+def test_a_setting_read_at_import_that_differs_from_the_servers_is_refused(tmp_path, name, value):
+    with pytest.raises(ValueError, match=f"{name}={value} is read when torch, BLAS or MuJoCo is imported"):
+        run_script(REPO / "camel_td3.py", "--help", cwd=tmp_path, env={**os.environ, name: value})
