@@ -46,10 +46,10 @@ figure() {  # figure NAME "CONDITIONS IT IS ABOUT" PLOT_ARGS...: draw it if any 
 # method's short name and the guide file its runs recorded. Each table compares a condition only with a baseline at its
 # settings.
 
-# the README's figure: TD3, the paper's CAMEL (seeds 1-5), CAMEL+, camel_td3.py's default, and CAMEL+ with 1 critic
-# update per step, the default until the probe's confirmation, both on that confirmation's fresh seeds 16-20, with the
-# LLM-written guides
-figure readme     "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
+# the README's earlier figure (L100's replaced it): TD3 and the paper's CAMEL (seeds 1-5), CAMEL+ and CAMEL+ with 1
+# critic update per step, the default until the probe's confirmation, both on that confirmation's fresh seeds 16-20,
+# with the LLM-written guides
+figure earlier_readme "camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot" --envs Hopper-v4 Walker2d-v4 Ant-v4 \
                   --conditions baseline camel camel_qbc_gwarm_noboot_cu2 camel_qbc_gwarm_noboot \
                   --seeds camel=1-5 --seeds camel_qbc_gwarm_noboot_cu2=16-20 --seeds camel_qbc_gwarm_noboot=16-20 \
                   --label "camel_qbc_gwarm_noboot_cu2=CAMEL+, LLM-written guide, seeds 16-20" \
