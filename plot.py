@@ -116,7 +116,7 @@ from camel_utils.results import intervals
 from camel_utils.results.budget import budget_markdown, draw_budget_figure, method_speeds, read_speeds
 from camel_utils.results.export import export_runs, listing, plural
 from camel_utils.results.figures import condition_of, draw_figure, draw_interval_figures
-from camel_utils.results.guides import other_guides, read_guide_returns
+from camel_utils.results.guides import guide_entries, read_guide_returns
 from camel_utils.results.provenance import guide_kind
 from camel_utils.results.runs import exported_runs, guide_key, load_runs, mixed_settings
 from camel_utils.results.tables import format_steps, interval_markdown, is_return, results_markdown, run_list, summary_markdown
@@ -178,7 +178,7 @@ class Args:
     """environment steps at which the table reports the return"""
     guide_returns: Optional[str] = DEFAULT_GUIDE_RETURNS
     """JSON file {env_id: {condition: return}}: a dashed line at each guide's own return (the default file only if it exists; None: no lines); a condition without an entry uses that of the one it varies (camel_tuned's for camel_tuned_ls25k, camel_tuned_no_ma_em, sac_camel_tuned);
-    an entry {"return": R, "guide": FILE} is drawn only for runs that logged that --llm-policy file (camel_utils/results/guides.py)"""
+    an entry {"return": R, "guide": FILE} is drawn only for runs that logged that --llm-policy file, and for every run that did, whatever its condition (camel_utils/results/guides.py)"""
     baseline: Annotated[str, hint("baseline if found, else td3, sac_baseline or sac")] = ""
     """the condition P(X > baseline), the difference of final returns and the sample-efficiency measures compare against; a condition run at other training settings is compared with the baseline's run at its settings where there is one (baseline_ls25k for camel_tuned_ls25k)"""
     tag: str = "eval/episodic_return"
@@ -497,7 +497,7 @@ def main(args):
         print("missing:\n  " + "\n  ".join(missing))
 
     shown = {key: runs for key, runs in groups.items() if key[0] in envs and key[1] in conditions}
-    skip_guides, notes = other_guides(guides, guide_files, shown)
+    entries, notes = guide_entries(guides, guide_files, shown)
     for note in notes:
         print(f"note: {note}")
 
@@ -505,9 +505,9 @@ def main(args):
     os.makedirs(args.output_dir, exist_ok=True)
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in formats]
     if figure_paths:
-        draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, skip_guides)
+        draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, entries)
     estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap) if returns else ("", None)
-    markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, skip_guides,
+    markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, entries,
                                 args.permutation_test)  # fmt: skip
     head, rest = markdown.split("\n", 1)  # after the table's first line, which says what the numbers are
     if args.summary:

@@ -750,6 +750,22 @@ def test_sweep_variants_keep_their_own_name_and_share_a_colour_with_their_contro
     assert len({colors["camel"], colors["camel_fullactor"], colors["camel_distill"]}) == 3
 
 
+def test_a_guides_return_is_drawn_for_the_runs_that_logged_its_file_whatever_their_name(tmp_path, capsys):
+    """CAMEL+ runs (one name) with the LLM-written guide and with a poor guide: each group gets the line of the guide
+    file its runs logged, measured under another name (standstill), and no note."""
+    runs = tmp_path / "runs"
+    for seed, guide in [(1, "policies/hopper.py"), (2, "policies/poor/hopper_standstill.py")]:
+        write_run(runs, f"Hopper-v4__camel_plus_td3__{seed}", line([1000, 2000], 0.01), guide=(guide, committed_sha256(guide)))
+    write_run(runs, "Hopper-v4__td3__1", line([1000, 2000], 0.01))
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": {"return": 764.3, "guide": "policies/hopper.py"},
+                                                "standstill": {"return": 999.2, "guide": "policies/poor/hopper_standstill.py"}}}))  # fmt: skip
+    assert run_plot(runs, tmp_path / "out", "guide_returns", str(guides)) == 0
+    assert "not drawn" not in capsys.readouterr().out
+    assert ("Guide's own return (dashed in the figure): LLM-written guide 764.3, hand-written poor guide (standstill) 999.2."
+            in (tmp_path / "out" / "results.md").read_text())  # fmt: skip
+
+
 def test_a_guides_return_is_drawn_only_for_runs_of_the_file_it_was_measured_on(tmp_path, capsys):
     """A sweep with a guide of your own keeps the shipped guide's name (camel) but not its return: the entry names the
     files it was measured on, and a run that logged another gets no line, with a note; its twin of the shipped file

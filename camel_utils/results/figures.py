@@ -57,7 +57,7 @@ def condition_colors(conditions):
     return {c: colors[with_ma_em(c)] for c in conditions}
 
 
-def draw_figure(groups, envs, conditions, label, guides, tag, paths, skip_guides=frozenset()):
+def draw_figure(groups, envs, conditions, label, guides, tag, paths, guide_entries=None):
     """The figure, written to each of `paths` (.png, .svg, .pdf)."""
     import matplotlib
 
@@ -71,8 +71,8 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, skip_guides
         # the legend's entries: the conditions drawn, in their order, then the guides' returns; the figure grows
         # with its rows
         drawn = [c for c in conditions if any((env_id, c) in groups for env_id in envs)]
-        guide_entries = list(dict.fromkeys(g.entry for env_id in envs for g in guide_lines(guides, env_id, conditions, skip_guides)))
-        names = [label(c) for c in drawn] + [f"Guide's own return: {guide_label(entry)}" for entry in guide_entries]
+        legend_guides = list(dict.fromkeys(g.entry for env_id in envs for g in guide_lines(guides, env_id, conditions, guide_entries)))
+        names = [label(c) for c in drawn] + [f"Guide's own return: {guide_label(entry)}" for entry in legend_guides]
         width = max(4.6 * len(envs), 6.4)  # inches
         entry_width = 0.6 + 0.075 * max(len(n) for n in names)  # inches: the line sample and the longest name
         columns = max(1, min(len(names), int(width // entry_width)))
@@ -91,7 +91,7 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, skip_guides
                 linestyle = "-." if condition_of(condition).endswith(NO_MA_EM) else "-"
                 (curves[condition],) = ax.plot(grid[keep], mean, color=colors[condition], linestyle=linestyle, linewidth=1.8)
                 ax.fill_between(grid[keep], low, high, color=colors[condition], alpha=0.18, linewidth=0)
-            for guide in guide_lines(guides, env_id, conditions, skip_guides):  # in its condition's colour
+            for guide in guide_lines(guides, env_id, conditions, guide_entries):  # in its condition's colour
                 guide_handles[guide.entry] = ax.axhline(guide.value, color=colors[guide.condition], linestyle="--", linewidth=1.2)
             ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: format_steps(int(x))))
             ax.set_xlim(left=0)
@@ -100,7 +100,7 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, skip_guides
             ax.set_ylabel(AXIS_LABELS.get(tag, tag))
             ax.grid(alpha=0.3)
         # one legend for the figure, titled with what the lines and the bands are
-        handles = [curves[c] for c in drawn] + [guide_handles[entry] for entry in guide_entries]
+        handles = [curves[c] for c in drawn] + [guide_handles[entry] for entry in legend_guides]
         fig.legend(handles, names, loc="outside lower center", ncol=columns, frameon=False, title=BAND_NOTE, title_fontsize=9)
         undated = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same data gives the same files
         for path in paths:

@@ -47,24 +47,29 @@ def read_guide_returns(path, given):
     return returns, files
 
 
-def other_guides(returns, files, groups):
-    """The (env_id, condition) pairs of groups whose runs logged a guide file (--llm-policy) other than those their
-    entry was measured on (repo-relative paths; runs log absolute paths when started outside the repository), whose
-    guide's return is therefore unknown; and one note per such pair."""
-    skip, notes = set(), []
+def guide_entries(returns, files, groups):
+    """({(env_id, condition): entry}, notes): the guide-returns entry of each group whose guide is known by its file or
+    not known at all (None), and one note per group of the latter. A group whose runs logged guide files (--llm-policy;
+    repo-relative paths, or absolute ones when started outside the repository) that an entry was measured on takes
+    that entry: the standing guide's own return for CAMEL+ runs with policies/poor/hopper_standstill.py, whatever
+    their name. Other groups take the entry their name gives (guide_entry), or none, with a note, where that entry was
+    measured on other files than theirs. Groups left out of the mapping take the entry their name gives."""
+    entries, notes = {}, []
     for (env_id, condition), runs in sorted(groups.items()):
-        entry = guide_entry(condition, returns.get(env_id, {}))
-        measured_on = files.get(env_id, {}).get(entry)
-        if not measured_on:
-            continue
-        logged = {run.settings.get("llm_policy") for run in runs} - {None}
-        known = {os.path.normpath(path) for path in measured_on}
-        other = sorted(path for path in logged if os.path.normpath(repo_relative(path)) not in known)
-        if other:
-            skip.add((env_id, condition))
-            notes.append(f"'{condition}' on {env_id} ran with the guide {other[0]}, not {measured_on[0]}: its guide's own return "
-                         "is not drawn")  # fmt: skip
-    return skip, notes
+        measured = {entry: {os.path.normpath(path) for path in paths} for entry, paths in files.get(env_id, {}).items()}
+        logged = sorted({run.settings.get("llm_policy") for run in runs} - {None, "None"})
+        used = {os.path.normpath(repo_relative(path)) for path in logged}
+        by_name = guide_entry(condition, returns.get(env_id, {}))
+        by_file = [entry for entry, paths in measured.items() if used and used <= paths]
+        if by_file:
+            entries[(env_id, condition)] = by_name if by_name in by_file else by_file[0]
+        elif by_name in measured:
+            other = [path for path in logged if os.path.normpath(repo_relative(path)) not in measured[by_name]]
+            if other:
+                entries[(env_id, condition)] = None
+                notes.append(f"'{condition}' on {env_id} ran with the guide {other[0]}, not {files[env_id][by_name][0]}: its guide's "
+                             "own return is not drawn")  # fmt: skip
+    return entries, notes
 
 
 def guide_entry(condition, returns):
@@ -86,13 +91,15 @@ class GuideLine(NamedTuple):
     value: float  # the guide's own return
 
 
-def guide_lines(guides, env_id, conditions, skip=frozenset()):
-    """One dashed line per guide that a shown condition uses (see guide_entry), but not for the (env_id, condition)
-    pairs in skip (other_guides); two guides with equal returns keep a line each."""
+def guide_lines(guides, env_id, conditions, entries=None):
+    """One dashed line per guide that a shown condition uses: its entry in `entries` (guide_entries) where it has one,
+    else the one its name gives (guide_entry); two guides with equal returns keep a line each."""
     returns = guides.get(env_id, {})
+    entries = entries or {}
     lines = {}
     for condition in conditions:
-        entry = guide_entry(condition, returns) if (env_id, condition) not in skip else None
+        key = (env_id, condition)
+        entry = entries[key] if key in entries else guide_entry(condition, returns)
         if entry is not None and entry not in lines:
             lines[entry] = GuideLine(entry, entry if entry in conditions else condition, float(returns[entry]))
     return list(lines.values())

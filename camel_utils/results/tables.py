@@ -143,7 +143,7 @@ def table_steps(env_runs, steps_asked=()):
     return [s for s in steps_asked if s <= longest] or [int(longest)]
 
 
-def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, skip_guides=frozenset(),
+def results_markdown(groups, envs, conditions, label, guides, baseline, tag, steps_asked=(), seed=0, guide_entries=None,
                      permutation_test=False):  # fmt: skip
     """The table of each env, with its footnotes. `groups` {(env_id, condition): runs} holds every run found, the
     shown conditions and any other that can serve as a baseline; `label(condition)` names a condition."""
@@ -212,7 +212,7 @@ def results_markdown(groups, envs, conditions, label, guides, baseline, tag, ste
             lines.append(f"Mean {what} over training: the {what} averaged over steps {format_steps(int(grid[0]))} to "
                          f"{format_steps(int(grid[-1]))} (the area under the curve by the trapezoid rule on the {where} "
                          f"steps, over the steps), mean over seeds [range over seeds].")  # fmt: skip
-        known = guide_lines(guides, env_id, env_conditions, skip_guides) if returns else []
+        known = guide_lines(guides, env_id, env_conditions, guide_entries) if returns else []
         if known:
             lines.append("Guide's own return (dashed in the figure): " + ", ".join(f"{guide_label(g.entry)} {g.value:.1f}" for g in known) + ".")
         skipped = [format_steps(s) for s in steps_asked if s > longest]
