@@ -24,7 +24,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 # Imported once in the server. Importing starts no thread (forking a process with threads is unsafe), checked by
-# test_a_script_run_by_the_preloaded_server_is_the_script_run_by_python.
+# test_a_trainer_run_by_the_preloaded_server_is_the_trainer_run_by_python.
 PRELOAD = ["numpy", "torch", "torch._dynamo", "torch.utils.tensorboard", "gymnasium", "mujoco", "tyro",
            "camel_utils.run", "camel_utils.guide", "camel_utils.fast_update", "script_process"]  # fmt: skip
 
