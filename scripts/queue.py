@@ -13,14 +13,17 @@ core (pinned with taskset), one torch thread each. It takes the runs in the regi
 checkpoint (resumed with --resume), then the next ones not finished. A run whose curve was committed unfinished but
 has no checkpoint here (a new machine) starts again from step 0.
 
-Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
+Every RESTART_MINUTES (default 60) each run is stopped with SIGTERM, once it has written a checkpoint since it started,
+and resumed from that checkpoint in a fresh process: a trainer process slows as it ages (the paper's CAMEL from about
+75 to 35 steps/s over 90k steps on one core, back to 75 when resumed in a new process; docs/benchmark.md), and a
+resumed run continues its run exactly. Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
 those files only. Ctrl-C or SIGTERM stops the queue: each run gets SIGTERM, saves a checkpoint with the episode under
 way and exits; the curves are exported and committed; the next start of the queue resumes them.
 
 Settings (environment variables): WORKERS (default: the number of cores), QUEUE_DIR (default: camel-queue beside the
-repository, outside it, so that a freshly laid checkout keeps the checkpoints), EXPORT_MINUTES, EXPERIMENTS (ids to
-run, space-separated; default all), COMMIT=0 (export without committing).
+repository, outside it, so that a freshly laid checkout keeps the checkpoints), EXPORT_MINUTES, RESTART_MINUTES (0:
+never), EXPERIMENTS (ids to run, space-separated; default all), COMMIT=0 (export without committing).
 """
 
 import json
@@ -205,12 +208,13 @@ def main(argv):
 
     workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
     export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
+    restart_every = 60 * float(os.environ.get("RESTART_MINUTES", "60"))
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
         raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
     todo = [run for run in runs if state(run) != "finished"]
     todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the registered order
-    running, failed, stopping = {}, [], False
+    running, failed, stopping, restarting = {}, [], False, set()
 
     def stop(signum, frame):
         nonlocal stopping
@@ -226,7 +230,7 @@ def main(argv):
     while (todo or running) and not (stopping and not running):
         while todo and len(running) < workers and not stopping:
             run = todo.pop(0)
-            cores = sorted(set(range(workers)) - {core for _, core, _ in running.values()})
+            cores = sorted(set(range(workers)) - {core for _, core, _, _ in running.values()})
             core = cores[0]
             home, code = run_home(run), worktree(run.commit)
             command = run.command(python, code)
@@ -238,18 +242,29 @@ def main(argv):
             log.flush()
             environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             process = subprocess.Popen(pinned, cwd=home, stdout=log, stderr=subprocess.STDOUT, env=environment)
-            running[run] = (process, core, log)
+            running[run] = (process, core, log, time.time())
             pid_file(run).write_text(str(process.pid))
             print(f"queue: {run.name} ({run.experiment}) on core {core}: "
                   f"{'resumed' if '--resume' in command else 'started'}", flush=True)  # fmt: skip
         time.sleep(5)
-        ended = [run for run, (process, _, _) in running.items() if process.poll() is not None]
+        for run, (process, _, _, started) in running.items():
+            checkpoint = run_dir(run) / "checkpoint.pt"
+            due = restart_every > 0 and time.time() - started > restart_every and run not in restarting
+            if due and not stopping and checkpoint.exists() and checkpoint.stat().st_mtime > started:
+                process.send_signal(signal.SIGTERM)  # it saves a checkpoint and exits; resumed below
+                restarting.add(run)
+        ended = [run for run, (process, _, _, _) in running.items() if process.poll() is not None]
         for run in ended:
-            process, _, log = running.pop(run)
+            process, _, log, _ = running.pop(run)
             log.close()
             pid_file(run).unlink(missing_ok=True)
             code = process.returncode
-            if code == 0:
+            restarted = run in restarting
+            restarting.discard(run)
+            if restarted and code in (130, -signal.SIGTERM) and not stopping:
+                todo.insert(0, run)
+                print(f"queue: {run.name} stopped after {restart_every / 60:g} min, to resume in a fresh process", flush=True)
+            elif code == 0:
                 print(f"queue: {run.name} finished", flush=True)
             elif code not in (130, -signal.SIGTERM):
                 failed.append(run)

@@ -25,7 +25,7 @@ FLAGS = ["--learning-starts", "500", "--batch-size", "32", "--buffer-size", "500
          "--eval-episodes", "1", "--checkpoint-frequency", "500", "--no-save-model"]  # fmt: skip
 STEPS = 1500
 EVALUATIONS = [500, 1000, 1500]  # every --eval-frequency steps and the last
-QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "EXPERIMENTS", "COMMIT")
+QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "RESTART_MINUTES", "EXPERIMENTS", "COMMIT")
 IDENTITY = {"GIT_AUTHOR_NAME": "queue test", "GIT_AUTHOR_EMAIL": "queue@test", "GIT_COMMITTER_NAME": "queue test",
             "GIT_COMMITTER_EMAIL": "queue@test"}  # fmt: skip
 
@@ -200,6 +200,20 @@ def test_a_queue_stopped_with_sigterm_leaves_a_checkpoint_that_the_next_queue_re
     assert c.exported(run)["finished"] == finished
     assert c.eval_steps(run) == EVALUATIONS  # each evaluation once: none lost or repeated across the stop
     assert c.changed() == set()
+
+
+def test_a_run_is_restarted_from_its_checkpoint_every_restart_minutes_and_ends_as_if_it_never_stopped(clone):
+    c = clone(methods=("camel_td3",))
+    (run,) = c.runs
+    queue = c.start(RESTART_MINUTES="0.01")  # due at once: stopped as soon as it has checkpointed since it started
+    assert queue.wait(timeout=300) == 0
+    output = c.outputs[0].read_text()
+    restarts = output.count(f"queue: {run.name} stopped after 0.01 min, to resume in a fresh process")
+    assert restarts >= 1, output
+    starts = [line for line in c.log(run).read_text().splitlines() if line.startswith("==== ")]
+    assert len(starts) == restarts + 1 and all(f"--resume runs/{run.name}" in line for line in starts[1:])
+    assert json.loads((c.run_folder(run) / "finished.json").read_text())["total_timesteps"] == STEPS
+    assert c.eval_steps(run) == EVALUATIONS  # each evaluation once: none lost or repeated across the restarts
 
 
 def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_every_export_minutes(clone):
