@@ -14,9 +14,11 @@ checkpoint (resumed with --resume), then the next ones not finished. A run whose
 has no checkpoint here (a new machine) starts again from step 0.
 
 Every RESTART_MINUTES (default 60) each run is stopped with SIGTERM, once it has written a checkpoint since it started,
-and resumed from that checkpoint in a fresh process: a trainer process slows as it ages (the paper's CAMEL from about
-75 to 35 steps/s over 90k steps on one core, back to 75 when resumed in a new process; docs/benchmark.md), and a
-resumed run continues its run exactly. Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
+and resumed from that checkpoint in a fresh process, which continues the run exactly: a trainer process slows as it
+ages (the paper's CAMEL from about 75 to 35 steps/s over 90k steps on one core, back to 75 when resumed in a new
+process; docs/benchmark.md).
+
+Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
 those files only. Ctrl-C or SIGTERM stops the queue: each run gets SIGTERM, saves a checkpoint with the episode under
 way and exits; the curves are exported and committed; the next start of the queue resumes them.
