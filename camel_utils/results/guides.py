@@ -58,13 +58,13 @@ def guide_entries(returns, files, groups):
     for (env_id, condition), runs in sorted(groups.items()):
         measured = {entry: {os.path.normpath(path) for path in paths} for entry, paths in files.get(env_id, {}).items()}
         logged = sorted({run.settings.get("llm_policy") for run in runs} - {None, "None"})
-        used = {os.path.normpath(repo_relative(path)) for path in logged}
+        used = {path: os.path.normpath(repo_relative(path)) for path in logged}  # as logged: as measured
         by_name = guide_entry(condition, returns.get(env_id, {}))
-        by_file = [entry for entry, paths in measured.items() if used and used <= paths]
+        by_file = [entry for entry, paths in measured.items() if used and set(used.values()) <= paths]
         if by_file:
             entries[(env_id, condition)] = by_name if by_name in by_file else by_file[0]
         elif by_name in measured:
-            other = [path for path in logged if os.path.normpath(repo_relative(path)) not in measured[by_name]]
+            other = [path for path in logged if used[path] not in measured[by_name]]
             if other:
                 entries[(env_id, condition)] = None
                 notes.append(f"'{condition}' on {env_id} ran with the guide {other[0]}, not {files[env_id][by_name][0]}: its guide's "
