@@ -9,9 +9,10 @@ Each experiment of docs/preregistration.md has a ```json block: its id, the comm
 the flags every run gets and its groups of runs (methods x envs x seeds, with a guide file per env). The queue runs
 each run with that commit's trainer, from a git worktree at QUEUE_DIR/code/<commit> (editing main never touches a
 run under way), in QUEUE_DIR/<experiment>/ (run folders in runs/, each run's output in runs/<run>.log), one run per
-core (pinned with taskset), one torch thread each. It takes the runs in the registered order: first every run with a
-checkpoint (resumed with --resume), then the next ones not finished. A run whose curve was committed unfinished but
-has no checkpoint here (a new machine) starts again from step 0.
+core (pinned with taskset), one torch thread each. It takes first every run with a checkpoint (resumed with
+--resume), then the next ones not finished, in the registered order but with CAMEL+ last in each seed's round
+(in_queue_order). A run whose curve was committed unfinished but has no checkpoint here (a new machine) starts
+again from step 0.
 
 Every RESTART_MINUTES (default 60) each run is stopped with SIGTERM, once it has written a checkpoint since it started,
 and resumed from that checkpoint in a fresh process, which continues the run exactly: a trainer process slows as it
@@ -176,6 +177,16 @@ def chosen_experiments():
     return [e for e in experiments if not wanted or e["id"] in wanted]
 
 
+def in_queue_order(runs):
+    """The registered order (experiment by experiment, seed by seed), but in each seed's round the runs of CAMEL+,
+    which takes about twice as long per step (docs/benchmark.md), after the others: on a new machine, where every run
+    starts from step 0, a TD3 or paper's-CAMEL run can then finish within the session that starts it."""
+    rounds = {}
+    for run in runs:
+        rounds.setdefault((run.experiment, run.seed), len(rounds))
+    return sorted(runs, key=lambda run: (rounds[run.experiment, run.seed], run.method == "camel_plus_td3"))
+
+
 def status(runs):
     counts = {}
     for run in runs:
@@ -201,7 +212,7 @@ def main(argv):
     runs = [run for experiment in chosen_experiments() for run in planned_runs(experiment)]
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `scripts/queue.py plan | head` ends quietly
     if mode == "plan":
-        for i, run in enumerate(runs):
+        for i, run in enumerate(in_queue_order(runs)):
             print(f"{i:3d} {run.experiment} {run.name} {run.guide or '-'} {run.total_timesteps} @{run.commit[:10]}")
         return 0
     if mode == "status":
@@ -214,8 +225,8 @@ def main(argv):
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
         raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
-    todo = [run for run in runs if state(run) != "finished"]
-    todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the registered order
+    todo = [run for run in in_queue_order(runs) if state(run) != "finished"]
+    todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the queue's order
     running, failed, stopping, restarting = {}, [], False, set()
 
     def stop(signum, frame):

@@ -47,13 +47,13 @@ class Clone:
     """A clone of the repository registering T1 at its code commit, and the queues started in it (each in a session
     of its own, so its runs share its process group)."""
 
-    def __init__(self, tmp_path, methods, steps):
+    def __init__(self, tmp_path, methods, steps, seeds=(1,)):
         self.root, self.repo, self.queue_dir = tmp_path, tmp_path / "repo", tmp_path / "q"
         subprocess.run(["git", "clone", "--quiet", "--shared", str(REPO), str(self.repo)], check=True, timeout=120)
         self.code = git("rev-parse", "HEAD", cwd=self.repo)  # the registered commit: the clone's code
         shutil.copy(REPO / "scripts" / "queue.py", self.repo / "scripts" / "queue.py")  # the queue as this working tree has it
         entry = {"id": "T1", "commit": self.code, "total_timesteps": steps, "flags": FLAGS,
-                 "groups": [{"methods": list(methods), "envs": ["Hopper-v4"], "seeds": [1]}]}  # fmt: skip
+                 "groups": [{"methods": list(methods), "envs": ["Hopper-v4"], "seeds": list(seeds)}]}  # fmt: skip
         text = f"# Preregistration\n\n## T1\n\n```json\n{json.dumps(entry, indent=2)}\n```\n"
         (self.repo / "docs" / "preregistration.md").write_text(text)
         git("commit", "-q", "-m", "register T1", "--", "docs/preregistration.md", "scripts/queue.py", cwd=self.repo)
@@ -119,8 +119,8 @@ class Clone:
 def clone(tmp_path):
     made = []
 
-    def make(methods=("td3", "camel_td3"), steps=STEPS):
-        made.append(Clone(tmp_path, methods, steps))
+    def make(methods=("td3", "camel_td3"), steps=STEPS, seeds=(1,)):
+        made.append(Clone(tmp_path, methods, steps, seeds))
         return made[-1]
 
     yield make
@@ -138,6 +138,16 @@ def test_plan_lists_the_registered_runs_in_order_and_status_says_none_finished_a
     assert status.returncode == 0, status.stderr
     assert status.stdout.splitlines() == ["T1: 0 of 2 finished", "  2 not started, next: Hopper-v4__td3__1, Hopper-v4__camel_td3__1"]
     assert not c.queue_dir.exists(), "plan and status run nothing"
+
+
+def test_in_each_seeds_round_the_queue_takes_camel_plus_last(clone):
+    # CAMEL+ is about twice as slow per step: the others of its seed go first, so that they can finish in one session
+    c = clone(methods=("camel_plus_td3", "td3", "camel_td3"), seeds=(1, 2))
+    plan = c.command("plan")
+    assert plan.returncode == 0, plan.stderr
+    assert [line.split()[2] for line in plan.stdout.splitlines()] == [
+        "Hopper-v4__td3__1", "Hopper-v4__camel_td3__1", "Hopper-v4__camel_plus_td3__1",
+        "Hopper-v4__td3__2", "Hopper-v4__camel_td3__2", "Hopper-v4__camel_plus_td3__2"]  # fmt: skip
 
 
 def test_an_unregistered_experiment_is_refused_in_one_line(clone):
