@@ -209,10 +209,10 @@ def main(argv):
     mode = argv[0] if argv else "run"
     if mode not in ("run", "status", "plan") or len(argv) > 1:
         raise UsageError("usage: scripts/queue.py [run|status|plan] (see its docstring)")
-    runs = [run for experiment in chosen_experiments() for run in planned_runs(experiment)]
+    runs = in_queue_order([run for experiment in chosen_experiments() for run in planned_runs(experiment)])
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `scripts/queue.py plan | head` ends quietly
     if mode == "plan":
-        for i, run in enumerate(in_queue_order(runs)):
+        for i, run in enumerate(runs):
             print(f"{i:3d} {run.experiment} {run.name} {run.guide or '-'} {run.total_timesteps} @{run.commit[:10]}")
         return 0
     if mode == "status":
@@ -225,7 +225,7 @@ def main(argv):
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
         raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
-    todo = [run for run in in_queue_order(runs) if state(run) != "finished"]
+    todo = [run for run in runs if state(run) != "finished"]
     todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the queue's order
     running, failed, stopping, restarting = {}, [], False, set()
 

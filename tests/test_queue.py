@@ -148,6 +148,8 @@ def test_in_each_seeds_round_the_queue_takes_camel_plus_last(clone):
     assert [line.split()[2] for line in plan.stdout.splitlines()] == [
         "Hopper-v4__td3__1", "Hopper-v4__camel_td3__1", "Hopper-v4__camel_plus_td3__1",
         "Hopper-v4__td3__2", "Hopper-v4__camel_td3__2", "Hopper-v4__camel_plus_td3__2"]  # fmt: skip
+    status = c.command("status")
+    assert status.stdout.splitlines()[1] == "  6 not started, next: Hopper-v4__td3__1, Hopper-v4__camel_td3__1, Hopper-v4__camel_plus_td3__1, Hopper-v4__td3__2 ..."
 
 
 def test_an_unregistered_experiment_is_refused_in_one_line(clone):
