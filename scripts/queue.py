@@ -14,19 +14,14 @@ core (pinned with taskset), one torch thread each. It takes first every run with
 (in_queue_order). A run whose curve was committed unfinished but has no checkpoint here (a new machine) starts
 again from step 0.
 
-Every RESTART_MINUTES (default 60) each run is stopped with SIGTERM, once it has written a checkpoint since it started,
-and resumed from that checkpoint in a fresh process, which continues the run exactly: a trainer process slows as it
-ages (the paper's CAMEL from about 75 to 35 steps/s over 90k steps on one core, back to 75 when resumed in a new
-process; docs/benchmark.md).
-
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
 those files only. Ctrl-C or SIGTERM stops the queue: each run gets SIGTERM, saves a checkpoint with the episode under
 way and exits; the curves are exported and committed; the next start of the queue resumes them.
 
 Settings (environment variables): WORKERS (default: the number of cores), QUEUE_DIR (default: camel-queue beside the
-repository, outside it, so that a freshly laid checkout keeps the checkpoints), EXPORT_MINUTES, RESTART_MINUTES (0:
-never), EXPERIMENTS (ids to run, space-separated; default all), COMMIT=0 (export without committing).
+repository, outside it, so that a freshly laid checkout keeps the checkpoints), EXPORT_MINUTES, EXPERIMENTS (ids to
+run, space-separated; default all), COMMIT=0 (export without committing).
 """
 
 import json
@@ -134,6 +129,22 @@ def committed_steps(run):
     return points[-1][0] if points else 0
 
 
+def recent_speed(run, window=10_000):
+    """(the last step, steps/s over its last `window` steps, evaluations included) of the run's newest process, from
+    the wall times of its charts/epsilon points (one every 100 steps); None before it has logged two."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    files = sorted(run_dir(run).glob("events.out.tfevents.*"), key=lambda f: f.stat().st_mtime)
+    points = [(event.step, event.wall_time) for event in (EventFileLoader(str(files[-1])).Load() if files else [])
+              if any(value.tag == "charts/epsilon" for value in event.summary.value)]  # fmt: skip
+    if len(points) < 2:
+        return None
+    last, now = points[-1]
+    first, then = next((step, time) for step, time in points if step >= last - window)
+    first, then = (first, then) if first < last else points[-2]
+    return last, (last - first) / (now - then)
+
+
 # ---- Exporting and committing curves ------------------------------------------------------------------------------
 def export(runs):
     """Write each run's curve (finished or not) under docs/results/experiments/<experiment>/; returns the files written."""
@@ -180,7 +191,7 @@ def chosen_experiments():
 def in_queue_order(runs):
     """The registered order (experiment by experiment, seed by seed), but in each seed's round the runs of CAMEL+,
     which takes about twice as long per step (docs/benchmark.md), after the others: on a new machine, where every run
-    starts from step 0, a TD3 or paper's-CAMEL run can then finish within the session that starts it."""
+    starts from step 0, the shorter runs are the ones that may finish within the session that starts them."""
     rounds = {}
     for run in runs:
         rounds.setdefault((run.experiment, run.seed), len(rounds))
@@ -199,6 +210,11 @@ def status(runs):
         words = {"running": "running", "checkpoint": "stopped, resumes from its checkpoint", "started": "no checkpoint, starts again"}
         for name, word in words.items():
             for run in by_state.get(name, []):
+                speed = recent_speed(run) if name == "running" else None
+                if speed:  # the rate now, not the mean since the start, which counts the minutes a process was paused
+                    step, rate = speed
+                    hours = (run.total_timesteps - step) / rate / 3600
+                    word = f"running, step {step:,}, {rate:.0f} steps/s over its last 10k steps ({hours:.1f} h to go at that rate)"
                 print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
@@ -221,13 +237,12 @@ def main(argv):
 
     workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
     export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
-    restart_every = 60 * float(os.environ.get("RESTART_MINUTES", "60"))
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
         raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
     todo = [run for run in runs if state(run) != "finished"]
     todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the queue's order
-    running, failed, stopping, restarting = {}, [], False, set()
+    running, failed, stopping = {}, [], False
 
     def stop(signum, frame):
         nonlocal stopping
@@ -243,7 +258,7 @@ def main(argv):
     while (todo or running) and not (stopping and not running):
         while todo and len(running) < workers and not stopping:
             run = todo.pop(0)
-            cores = sorted(set(range(workers)) - {core for _, core, _, _ in running.values()})
+            cores = sorted(set(range(workers)) - {core for _, core, _ in running.values()})
             core = cores[0]
             home, code = run_home(run), worktree(run.commit)
             command = run.command(python, code)
@@ -255,29 +270,18 @@ def main(argv):
             log.flush()
             environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             process = subprocess.Popen(pinned, cwd=home, stdout=log, stderr=subprocess.STDOUT, env=environment)
-            running[run] = (process, core, log, time.time())
+            running[run] = (process, core, log)
             pid_file(run).write_text(str(process.pid))
             print(f"queue: {run.name} ({run.experiment}) on core {core}: "
                   f"{'resumed' if '--resume' in command else 'started'}", flush=True)  # fmt: skip
         time.sleep(5)
-        for run, (process, _, _, started) in running.items():
-            checkpoint = run_dir(run) / "checkpoint.pt"
-            due = restart_every > 0 and time.time() - started > restart_every and run not in restarting
-            if due and not stopping and checkpoint.exists() and checkpoint.stat().st_mtime > started:
-                process.send_signal(signal.SIGTERM)  # it saves a checkpoint and exits; resumed below
-                restarting.add(run)
-        ended = [run for run, (process, _, _, _) in running.items() if process.poll() is not None]
+        ended = [run for run, (process, _, _) in running.items() if process.poll() is not None]
         for run in ended:
-            process, _, log, _ = running.pop(run)
+            process, _, log = running.pop(run)
             log.close()
             pid_file(run).unlink(missing_ok=True)
             code = process.returncode
-            restarted = run in restarting
-            restarting.discard(run)
-            if restarted and code in (130, -signal.SIGTERM) and not stopping:
-                todo.insert(0, run)
-                print(f"queue: {run.name} stopped after {restart_every / 60:g} min, to resume in a fresh process", flush=True)
-            elif code == 0:
+            if code == 0:
                 print(f"queue: {run.name} finished", flush=True)
             elif code not in (130, -signal.SIGTERM):
                 failed.append(run)

@@ -1,10 +1,11 @@
 """Specification of the experiment queue (scripts/queue.py), end to end. Each test clones the repository into a
 throwaway folder whose docs/preregistration.md registers one tiny experiment, T1 (TD3 and the paper's CAMEL on
 Hopper-v4, seed 1, 1500 steps, an evaluation and a checkpoint every 500), at the clone's code commit, and runs this
-working tree's scripts/queue.py there with its own QUEUE_DIR. The queue plans and reports the registered runs, refuses
-an unregistered experiment, runs every run at the registered commit, exports and commits the curves (those files only),
-stops on SIGTERM with a checkpoint that the next queue resumes, and refuses a second queue while one runs. Nothing
-touches this repository's history or the real queue."""
+working tree's scripts/queue.py there with its own QUEUE_DIR. The queue plans and reports the registered runs (CAMEL+
+last in each seed's round; a running run's step and recent speed), refuses an unregistered experiment, runs every run
+at the registered commit, exports and commits the curves (those files only), stops on SIGTERM with a checkpoint that
+the next queue resumes, and refuses a second queue while one runs. Nothing touches this repository's history or the
+real queue."""
 
 import json
 import os
@@ -25,7 +26,7 @@ FLAGS = ["--learning-starts", "500", "--batch-size", "32", "--buffer-size", "500
          "--eval-episodes", "1", "--checkpoint-frequency", "500", "--no-save-model"]  # fmt: skip
 STEPS = 1500
 EVALUATIONS = [500, 1000, 1500]  # every --eval-frequency steps and the last
-QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "RESTART_MINUTES", "EXPERIMENTS", "COMMIT")
+QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "EXPERIMENTS", "COMMIT")
 IDENTITY = {"GIT_AUTHOR_NAME": "queue test", "GIT_AUTHOR_EMAIL": "queue@test", "GIT_COMMITTER_NAME": "queue test",
             "GIT_COMMITTER_EMAIL": "queue@test"}  # fmt: skip
 
@@ -214,20 +215,6 @@ def test_a_queue_stopped_with_sigterm_leaves_a_checkpoint_that_the_next_queue_re
     assert c.changed() == set()
 
 
-def test_a_run_is_restarted_from_its_checkpoint_every_restart_minutes_and_ends_as_if_it_never_stopped(clone):
-    c = clone(methods=("camel_td3",))
-    (run,) = c.runs
-    queue = c.start(RESTART_MINUTES="0.01")  # due at once: stopped as soon as it has checkpointed since it started
-    assert queue.wait(timeout=300) == 0
-    output = c.outputs[0].read_text()
-    restarts = output.count(f"queue: {run.name} stopped after 0.01 min, to resume in a fresh process")
-    assert restarts >= 1, output
-    starts = [line for line in c.log(run).read_text().splitlines() if line.startswith("==== ")]
-    assert len(starts) == restarts + 1 and all(f"--resume runs/{run.name}" in line for line in starts[1:])
-    assert json.loads((c.run_folder(run) / "finished.json").read_text())["total_timesteps"] == STEPS
-    assert c.eval_steps(run) == EVALUATIONS  # each evaluation once: none lost or repeated across the restarts
-
-
 def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_every_export_minutes(clone):
     c = clone(methods=("td3",), steps=100_000)  # a run that outlasts the test
     (run,) = c.runs
@@ -243,3 +230,33 @@ def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_eve
     assert queue.poll() is None, "the queue ended while its run was under way"
     assert c.exported(run)["finished"] is None
     assert git("log", "-1", "--format=%s", cwd=c.repo) == "queue: curves (T1)"
+    status = c.command("status").stdout.splitlines()
+    speed = rf"  {run.name}: running, step [\d,]+, \d+ steps/s over its last 10k steps \(\d+\.\d h to go at that rate\)"
+    assert re.fullmatch(rf"{speed} \(committed curve to step \d+\)", status[1]), status
+
+
+def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_process(tmp_path, monkeypatch):
+    import importlib.util
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    spec = importlib.util.spec_from_file_location("queue_script", REPO / "scripts" / "queue.py")
+    queue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(queue)
+    monkeypatch.setenv("QUEUE_DIR", str(tmp_path))
+    experiment = {"id": "T1", "commit": "0" * 40, "total_timesteps": 100_000, "groups": [{"methods": ["td3"], "envs": ["Hopper-v4"], "seeds": [1]}]}
+    (run,) = planned_runs(experiment)
+    assert queue.recent_speed(run) is None  # no folder yet
+    # a first process: 50 steps/s to step 20,000, then paused for an hour; resumed in a second: 80 steps/s, then 40
+    first = SummaryWriter(str(queue.run_dir(run)), filename_suffix=".first")
+    for step in range(0, 20_001, 100):
+        first.add_scalar("charts/epsilon", 1.0, step, walltime=1000.0 + step / 50 + (3600 if step == 20_000 else 0))
+    first.close()
+    assert queue.recent_speed(run) == (20_000, 10_000 / (200 + 3600))  # the pause counts: the rate over those steps
+    time.sleep(0.05)  # the second file is newer
+    second = SummaryWriter(str(queue.run_dir(run)), filename_suffix=".second")
+    for step in range(20_000, 40_001, 100):
+        second.add_scalar("charts/epsilon", 1.0, step, walltime=9000.0 + min(step - 20_000, 10_000) / 80 + max(step - 30_000, 0) / 40)
+    second.close()
+    assert queue.recent_speed(run) == (40_000, 40.0)  # steps 30,000-40,000 of the newest process, at 40 steps/s
+    assert queue.recent_speed(run, window=15_000) == (40_000, 15_000 / (5_000 / 80 + 250))
