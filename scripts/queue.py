@@ -140,8 +140,7 @@ def recent_speed(run, window=10_000):
     if len(points) < 2:
         return None
     last, now = points[-1]
-    first, then = next((step, time) for step, time in points if step >= last - window)
-    first, then = (first, then) if first < last else points[-2]
+    first, then = next(((step, time) for step, time in points if last - window <= step < last), points[-2])
     return last, (last - first) / (now - then)
 
 
