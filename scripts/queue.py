@@ -205,7 +205,7 @@ def status(runs):
         total = sum(len(v) for v in by_state.values())
         print(f"{experiment}: {len(by_state.get('finished', []))} of {total} finished")
         if len(by_state.get("finished", [])) == total:  # what to do with a whole experiment (docs/usage.md)
-            print(f"  all in: scripts/figures.sh draws its figure and writes the tables that wait for its runs (docs/usage.md)")
+            print("  all in: its figure and the tables that wait for its runs are drawn by scripts/figures.sh (docs/usage.md)")
         words = {"running": "running", "checkpoint": "stopped, resumes from its checkpoint", "started": "no checkpoint, starts again"}
         for name, word in words.items():
             for run in by_state.get(name, []):
