@@ -36,11 +36,12 @@ def git(*args, cwd):
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=60).stdout.rstrip("\n")
 
 
-def wait_for(condition, timeout, what):
-    """Poll until condition() is true; fail naming `what` after `timeout` seconds."""
+def wait_for(condition, timeout, what, seen=None):
+    """Poll until condition() is true; fail naming `what`, and what was last `seen` (a list the condition fills), after
+    `timeout` seconds."""
     deadline = time.time() + timeout
     while not condition():
-        assert time.time() < deadline, f"waited {timeout} s for {what}"
+        assert time.time() < deadline, f"waited {timeout} s for {what}" + (f"; last seen: {seen}" if seen else "")
         time.sleep(0.2)
 
 
@@ -238,7 +239,7 @@ def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_eve
         status[:] = c.command("status").stdout.splitlines()
         return queue.poll() is not None or re.fullmatch(rf"{speed} \(committed curve to step \d+\)", status[1])
 
-    wait_for(status_gives_the_rate, 120, "status to give the running run's rate")
+    wait_for(status_gives_the_rate, 120, "status to give the running run's rate", seen=status)
     assert queue.poll() is None, status
 
 
