@@ -237,7 +237,8 @@ def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_eve
 
     def status_gives_the_rate():
         status[:] = c.command("status").stdout.splitlines()
-        return queue.poll() is not None or re.fullmatch(rf"{speed} \(committed curve to step \d+\)", status[1])
+        running = len(status) > 1 and re.fullmatch(rf"{speed} \(committed curve to step \d+\)", status[1])
+        return queue.poll() is not None or running
 
     wait_for(status_gives_the_rate, 120, "status to give the running run's rate", seen=status)
     assert queue.poll() is None, status
