@@ -440,6 +440,8 @@ def main(args):
     if not returns and (args.summary or args.permutation_test):
         print(f"error: --summary and --permutation-test compare returns; --tag {args.tag} is not one", file=sys.stderr)
         return 1
+    if not returns:  # a guide's own return is a return: no line beside Q values or losses
+        guides, guide_files = {}, {}
 
     # ---- Find the runs, say in one line each what was passed over, and group them by env and condition
     try:
@@ -505,7 +507,7 @@ def main(args):
     os.makedirs(args.output_dir, exist_ok=True)
     figure_paths = [os.path.join(args.output_dir, f"{args.name}.{ext}") for ext in formats]
     if figure_paths:
-        draw_figure(groups, envs, conditions, label, guides if returns else {}, args.tag, figure_paths, entries)
+        draw_figure(groups, envs, conditions, label, guides, args.tag, figure_paths, entries)
     estimates, aggregates = interval_markdown(groups, envs, conditions, label, baseline, args.steps, bootstrap) if returns else ("", None)
     markdown = results_markdown(groups, envs, conditions, label, guides, baseline, args.tag, args.steps, args.seed, entries,
                                 args.permutation_test)  # fmt: skip

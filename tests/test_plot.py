@@ -930,6 +930,27 @@ def test_a_scalar_that_is_not_a_return_is_shown_as_its_values_alone(tmp_path, ca
     assert capsys.readouterr().err == "error: --summary and --permutation-test compare returns; --tag losses/qf1_values is not one\n"
 
 
+def test_a_scalar_that_is_not_a_return_is_drawn_for_runs_whose_guide_is_known_by_its_file(tmp_path):
+    """Runs named otherwise than their guide's entry (camel_td3 beside camel), which take the entry by the guide file
+    they logged, as the registered experiments' runs do: their return has the guide's line, their Q values none."""
+    runs = tmp_path / "runs"
+    with open(os.path.join(REPO, "policies", "hopper.py"), "rb") as f:
+        hopper = ("policies/hopper.py", hashlib.sha256(f.read()).hexdigest())  # the committed guide, as recorded
+    for condition, guide in [("td3", None), ("camel_td3", hopper)]:
+        for seed in (21, 22):
+            write_run(runs, f"Hopper-v4__{condition}__{seed}", [(5000, 10.0 * seed), (10_000, 20.0 * seed)], guide=guide,
+                      extra={"losses/qf1_values": [(5000, 1.0), (10_000, 2.0)]})  # fmt: skip
+    guides = tmp_path / "guides.json"
+    guides.write_text(json.dumps({"Hopper-v4": {"camel": {"return": 900.0, "guide": "policies/hopper.py"}}}))
+    flags = ("conditions", ("td3", "camel_td3"), "baseline", "td3", "guide_returns", str(guides), "formats", ("png",))
+    assert run_plot(runs, tmp_path / "r", *flags) == 0
+    assert "Guide's own return (dashed in the figure): LLM-written guide 900.0." in (tmp_path / "r" / "results.md").read_text()
+    assert run_plot(runs, tmp_path / "q", "tag", "losses/qf1_values", *flags) == 0
+    text = (tmp_path / "q" / "results.md").read_text()
+    assert "Guide's own return" not in text and "| TD3 | 1 [1, 1] (n=2) | 2 [2, 2] (n=2) |" in text, text
+    assert (tmp_path / "q" / "results.png").stat().st_size > 0
+
+
 def test_export_writes_paths_inside_the_repository_relative_to_it(tmp_path):
     runs = tmp_path / "runs"
     hyperparameters = {"exp_name": "camel", "seed": 1, "env_id": "Hopper-v4", "llm_policy": os.path.join(REPO, "policies", "hopper.py"),

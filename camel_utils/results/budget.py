@@ -224,11 +224,11 @@ def draw_budget_figure(groups, envs, methods, labels, paths, references=REFERENC
                     point = axis.plot([1_000_000], [returns[env_id]], marker=marker, color="black", linestyle="none")[0]
                     legend.setdefault(f"{name} at 1M, published", point)
             axis.set_title(env_id)
-            axis.set_xlabel("environment steps")
+            axis.set_xlabel("Environment steps")
             axis.set_xlim(0, 1_050_000)
             axis.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: format_steps(int(x))))
             axis.grid(alpha=0.3)
-        axes[0][0].set_ylabel("return without the mask")
+        axes[0][0].set_ylabel("Return without the mask")  # shorter than plot.py's label: it fits the panel's height
         columns = 3 if len(envs) > 2 else 2  # as many as the panels' width holds
         rows = -(-len(legend) // columns)
         figure.legend(list(legend.values()), list(legend), loc="lower center", ncol=columns, frameon=False, fontsize=8)
