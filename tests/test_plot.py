@@ -934,8 +934,7 @@ def test_a_scalar_that_is_not_a_return_is_drawn_for_runs_whose_guide_is_known_by
     """Runs named otherwise than their guide's entry (camel_td3 beside camel), which take the entry by the guide file
     they logged, as the registered experiments' runs do: their return has the guide's line, their Q values none."""
     runs = tmp_path / "runs"
-    with open(os.path.join(REPO, "policies", "hopper.py"), "rb") as f:
-        hopper = ("policies/hopper.py", hashlib.sha256(f.read()).hexdigest())  # the committed guide, as recorded
+    hopper = ("policies/hopper.py", committed_sha256("policies/hopper.py"))  # the committed guide, as recorded
     for condition, guide in [("td3", None), ("camel_td3", hopper)]:
         for seed in (21, 22):
             write_run(runs, f"Hopper-v4__{condition}__{seed}", [(5000, 10.0 * seed), (10_000, 20.0 * seed)], guide=guide,
