@@ -2,6 +2,7 @@
 sessions, its curve committed as it grows.
 
   .venv/bin/python scripts/queue.py            # run: resume what is unfinished, start what is missing, WORKERS at a time
+  UNTIL=15:40 .venv/bin/python scripts/queue.py   # the same, stopping at 15:40 and starting first what can end by then
   .venv/bin/python scripts/queue.py status     # what is done, running, stopped and left, per experiment; runs nothing
   .venv/bin/python scripts/queue.py plan       # every registered run in the order the queue takes them
 
@@ -13,6 +14,14 @@ core (pinned with taskset), one torch thread each. It takes first every run with
 --resume), then the next ones not finished, in the registered order but with CAMEL+ last in each seed's round
 (in_queue_order). A run whose curve was committed unfinished but has no checkpoint here (a new machine) starts
 again from step 0.
+
+UNTIL=HH:MM or HH:MM:SS (this machine's clock; the session's end, less the minutes its last checks need) stops the queue at that
+time as SIGTERM does, and makes it start first, on each free core, the first run in that order that is expected to
+end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session) waits until
+none is, so that the work a new machine would lose is as little as it can be. The expected time is the run's steps
+to go over its speed here: its own on this machine, else that of the committed runs of its method and env made on a
+CPU of the same model name (the exports' "running" record: seconds, timed steps, CPU), else not known, which counts
+as ending in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
@@ -37,7 +46,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from camel_utils.cli import UsageError  # noqa: E402
+from camel_utils.machine import cpu_model  # noqa: E402
 from camel_utils.preregistration import EXPORTS, TRAINERS, planned_runs, registered_experiments  # noqa: E402
+from camel_utils.results.runs import read_export, running_time  # noqa: E402
 
 
 # ---- Where runs live ------------------------------------------------------------------------------------------------
@@ -177,6 +188,57 @@ def commit(paths, message):
     print(f"queue: could not commit {len(relative)} curve files: {(done if added.returncode == 0 else added).stderr.strip()}", file=sys.stderr)
 
 
+# ---- The session's end (UNTIL) -------------------------------------------------------------------------------------
+def deadline(text, now=None):
+    """The timestamp of the next HH:MM[:SS] on this machine's clock after `now` (UNTIL=01:30 at 23:00: tomorrow's)."""
+    parts = text.split(":")
+    limits = (24, 60, 60)[: len(parts)]
+    if not (2 <= len(parts) <= 3 and all(p.isdigit() and len(p) == 2 and int(p) < n for p, n in zip(parts, limits))):
+        raise UsageError(f"UNTIL={text!r} is not a time of day HH:MM or HH:MM:SS (e.g. UNTIL=15:40)")
+    hours, minutes, seconds = (int(p) for p in (*parts, "00")[:3])
+    now = time.time() if now is None else now
+    day = time.localtime(now)
+    at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, hours, minutes, seconds, 0, 0, -1))
+    return at if at > now else time.mktime((day.tm_year, day.tm_mon, day.tm_mday + 1, hours, minutes, seconds, 0, 0, -1))
+
+
+def expected_speed(run, cpu):
+    """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
+    of the committed runs of its method and env made on a CPU of this model name (their exports' "running"), else
+    None."""
+    seconds, steps, _ = running_time(run_dir(run))
+    if steps >= 10_000:
+        return steps / seconds
+    timed = [record["running"] for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
+             if (record := read_export(path)) and record.get("env_id") == run.env_id and record.get("running")
+             and (record.get("hyperparameters") or {}).get("exp_name") == run.method and record["running"].get("cpu") == cpu]  # fmt: skip
+    seconds, steps = sum(t["seconds"] for t in timed), sum(t["steps"] for t in timed)
+    return steps / seconds if seconds > 0 and steps >= 10_000 else None
+
+
+def seconds_to_go(run, cpu):
+    """The run's expected seconds to its end here (from its checkpoint if it has one), or None when unknown."""
+    speed = expected_speed(run, cpu)
+    done = running_time(run_dir(run))[2] if state(run) == "checkpoint" else 0
+    return (run.total_timesteps - done) / speed if speed else None
+
+
+def next_run(todo, until, cpu):
+    """Take the next run from todo: the first, or with UNTIL the first expected to end before it (a run whose speed
+    here is not known yet counts as one), so that a run that cannot finish in the session does not hold a core from
+    one that can; when none can, the first (it goes on in a later session on this machine, from its checkpoint)."""
+    if until is not None:
+        left = until - time.time()
+        for i, run in enumerate(todo):
+            to_go = seconds_to_go(run, cpu)
+            if to_go is None or to_go <= left:
+                if i:
+                    waiting = ", ".join(f"{r.name} ({seconds_to_go(r, cpu) / 3600:.1f} h)" for r in todo[:i])
+                    print(f"queue: {left / 3600:.1f} h to UNTIL; waiting for a later start: {waiting}", flush=True)
+                return todo.pop(i)
+    return todo.pop(0)
+
+
 # ---- The loop -------------------------------------------------------------------------------------------------------
 def chosen_experiments():
     experiments = registered_experiments()
@@ -235,13 +297,15 @@ def main(argv):
         return 0
 
     workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
+    until = deadline(os.environ["UNTIL"]) if os.environ.get("UNTIL") else None
+    cpu = cpu_model()
     export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
         raise UsageError("a queue is already running (scripts/queue.py status shows its runs); stop it first")
     todo = [run for run in runs if state(run) != "finished"]
     todo.sort(key=lambda run: state(run) != "checkpoint")  # resumable runs first, then in the queue's order
-    running, failed, stopping = {}, [], False
+    running, failed, stopping, reached_until = {}, [], False, False
 
     def stop(signum, frame):
         nonlocal stopping
@@ -256,7 +320,7 @@ def main(argv):
     last_export = time.time()
     while (todo or running) and not (stopping and not running):
         while todo and len(running) < workers and not stopping:
-            run = todo.pop(0)
+            run = next_run(todo, until, cpu)
             cores = sorted(set(range(workers)) - {core for _, core, _ in running.values()})
             core = cores[0]
             home, code = run_home(run), worktree(run.commit)
@@ -274,6 +338,10 @@ def main(argv):
             print(f"queue: {run.name} ({run.experiment}) on core {core}: "
                   f"{'resumed' if '--resume' in command else 'started'}", flush=True)  # fmt: skip
         time.sleep(5)
+        if until is not None and time.time() >= until and not stopping:
+            print(f"queue: UNTIL={os.environ['UNTIL']} reached: stopping its runs at their next step", flush=True)
+            stop(signal.SIGTERM, None)
+            reached_until = True
         ended = [run for run, (process, _, _) in running.items() if process.poll() is not None]
         for run in ended:
             process, _, log = running.pop(run)
@@ -296,7 +364,7 @@ def main(argv):
     if failed:
         print(f"queue: {len(failed)} runs failed: {', '.join(r.name for r in failed)}", file=sys.stderr)
         return 1
-    return 130 if stopping else 0
+    return 130 if stopping and not reached_until else 0
 
 
 

@@ -877,6 +877,37 @@ def test_export_writes_each_finished_run_once_and_leaves_unfinished_ones(tmp_pat
     assert capsys.readouterr().out.splitlines()[0] == "already in " + str(tmp_path / "exported") + ": 6 runs"
 
 
+def test_a_runs_running_time_leaves_out_pauses_restarts_and_dropped_steps_and_its_export_records_it(tmp_path):
+    from camel_utils.machine import cpu_model
+    from camel_utils.results.runs import running_time
+
+    folder = tmp_path / "Hopper-v4__td3__1"
+    assert running_time(str(folder)) == (0.0, 0, 0)  # no folder yet
+    # a first process: 50 steps/s (2 s per 100 steps), paused for an hour before step 10,000, on to step 22,000
+    first = SummaryWriter(str(folder), filename_suffix=".first")
+    for step in range(0, 22_001, 100):
+        first.add_scalar("charts/epsilon", 1.0, step, walltime=1000.0 + step / 50 + (3600 if step >= 10_000 else 0))
+        first.add_scalar("eval/episodic_return", 1.0, step, walltime=1000.0)  # other tags are not timed
+    first.close()
+    assert running_time(str(folder)) == (21_900 / 50, 21_900, 22_000)  # 220 gaps of 2 s but the paused one
+    time.sleep(0.05)  # the second file is newer
+    # resumed in a second process from the checkpoint at 20,000 (the first's points from there on are dropped):
+    # 100 steps/s, from a start whose gap to the first process's last kept point is not running
+    second = SummaryWriter(str(folder), filename_suffix=".second")
+    for step in range(20_000, 30_001, 100):
+        second.add_scalar("charts/epsilon", 1.0, step, walltime=50_000.0 + (step - 20_000) / 100)
+    second.close()
+    # by hand: 0-9,900 and 10,000-19,900 at 2 s per 100 steps (198 gaps, 396 s), 20,000-30,000 at 1 s (100 gaps)
+    assert running_time(str(folder)) == (496.0, 29_800, 30_000)
+    target = tmp_path / "exported.json"
+    assert export_module.export_run(str(folder), str(target))
+    record = json.loads(target.read_text())
+    assert record["finished"] is None and record["running"] == {"seconds": 496.0, "steps": 29_800, "cpu": cpu_model()}
+    (folder / "finished.json").write_text(json.dumps({"run_name": "Hopper-v4__td3__1", "cpu": "the CPU that ran it"}))
+    assert export_module.export_run(str(folder), str(target))  # finished: the CPU its finished.json names
+    assert json.loads(target.read_text())["running"] == {"seconds": 496.0, "steps": 29_800, "cpu": "the CPU that ran it"}
+
+
 def test_exported_file_is_small_and_holds_the_run(tmp_path):
     runs = tmp_path / "runs"
     sweep_with_training_curves(runs, total=100_000)  # 1000 points of epsilon, 2000 episodes

@@ -26,7 +26,7 @@ FLAGS = ["--learning-starts", "500", "--batch-size", "32", "--buffer-size", "500
          "--eval-episodes", "1", "--checkpoint-frequency", "500", "--no-save-model"]  # fmt: skip
 STEPS = 1500
 EVALUATIONS = [500, 1000, 1500]  # every --eval-frequency steps and the last
-QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "EXPERIMENTS", "COMMIT")
+QUEUE_SETTINGS = ("WORKERS", "QUEUE_DIR", "EXPORT_MINUTES", "EXPERIMENTS", "COMMIT", "UNTIL")
 IDENTITY = {"GIT_AUTHOR_NAME": "queue test", "GIT_AUTHOR_EMAIL": "queue@test", "GIT_COMMITTER_NAME": "queue test",
             "GIT_COMMITTER_EMAIL": "queue@test"}  # fmt: skip
 
@@ -244,6 +244,22 @@ def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_eve
     assert queue.poll() is None, status
 
 
+def test_a_queue_given_until_stops_itself_then_as_sigterm_stops_it(clone):
+    c = clone(methods=("td3",), steps=100_000)  # a run that outlasts the test
+    (run,) = c.runs
+    until = time.strftime("%H:%M:%S", time.localtime(time.time() + 30))
+    queue = c.start(UNTIL=until)
+    assert queue.wait(timeout=150) == 0
+    assert f"queue: UNTIL={until} reached: stopping its runs at their next step" in c.outputs[0].read_text()
+    assert (c.run_folder(run) / "checkpoint.pt").exists() and not (c.run_folder(run) / "finished.json").exists()
+    record = c.exported(run)
+    assert record["finished"] is None and record["running"]["steps"] > 0 and c.changed() == set()
+    status = c.command("status").stdout.splitlines()
+    assert re.fullmatch(rf"  {run.name}: stopped, resumes from its checkpoint \(committed curve to step \d+\)", status[1]), status
+    refused = c.command(UNTIL="3 pm")
+    assert refused.returncode == 2 and refused.stderr == "error: UNTIL='3 pm' is not a time of day HH:MM or HH:MM:SS (e.g. UNTIL=15:40)\n"
+
+
 def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_process(tmp_path, monkeypatch):
     import importlib.util
 
@@ -269,3 +285,74 @@ def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_
     second.close()
     assert queue.recent_speed(run) == (40_000, 40.0)  # steps 30,000-40,000 of the newest process, at 40 steps/s
     assert queue.recent_speed(run, window=15_000) == (40_000, 15_000 / (5_000 / 80 + 250))
+
+
+def load_queue_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("queue_script", REPO / "scripts" / "queue.py")
+    queue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(queue)
+    return queue
+
+
+def test_until_is_the_next_such_time_of_day_and_anything_else_is_refused_in_one_line(capsys):
+    queue = load_queue_script()
+    now = time.mktime((2026, 12, 31, 23, 0, 0, 0, 0, -1))  # 23:00 on the year's last day
+    assert queue.deadline("23:40", now) - now == 40 * 60
+    assert queue.deadline("23:00:30", now) - now == 30
+    assert queue.deadline("01:30", now) - now == 2.5 * 3600  # past midnight: the next day's, in the next year
+    assert queue.deadline("23:00", now) - now == 24 * 3600  # now itself has passed
+    for text in ("1540", "24:00", "15:4", "15:40:60", "15:40:00:00", "noon", ""):
+        with pytest.raises(SystemExit) as refused:
+            queue.deadline(text, now)
+        assert refused.value.code == 2
+        assert capsys.readouterr().err == f"error: UNTIL={text!r} is not a time of day HH:MM or HH:MM:SS (e.g. UNTIL=15:40)\n"
+
+
+def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_path, monkeypatch, capsys):
+    from torch.utils.tensorboard import SummaryWriter
+
+    queue = load_queue_script()
+    monkeypatch.setenv("QUEUE_DIR", str(tmp_path / "q"))
+    monkeypatch.setattr(queue, "REPO", tmp_path / "repo")  # where the committed exports are read
+    experiment = {"id": "T1", "commit": "0" * 40, "total_timesteps": 100_000,
+                  "groups": [{"methods": ["td3", "camel_plus_td3"], "envs": ["Hopper-v4", "Ant-v4"], "seeds": [1]}]}  # fmt: skip
+    runs = {(run.method, run.env_id): run for run in planned_runs(experiment)}
+    slow, fast, unknown, resumed = (runs["camel_plus_td3", "Ant-v4"], runs["td3", "Ant-v4"], runs["td3", "Hopper-v4"],
+                                    runs["camel_plus_td3", "Hopper-v4"])  # fmt: skip
+    # committed exports on this CPU: Ant-v4 CAMEL+ at 10 steps/s (another seed); Ant-v4 TD3 at 50, and at 5 elsewhere
+    exports = tmp_path / "repo" / "docs" / "results" / "experiments" / "E0"
+    exports.mkdir(parents=True)
+    for name, method, env_id, seconds, cpu in [("a", "camel_plus_td3", "Ant-v4", 2_000, "this CPU"),
+                                               ("b", "td3", "Ant-v4", 400, "this CPU"),
+                                               ("c", "td3", "Ant-v4", 4_000, "another CPU")]:  # fmt: skip
+        record = {"format": "camel-run/1", "env_id": env_id, "hyperparameters": {"exp_name": method},
+                  "running": {"seconds": seconds, "steps": 20_000, "cpu": cpu}}  # fmt: skip
+        (exports / f"{name}.json").write_text(json.dumps(record))
+    # Hopper-v4 CAMEL+ has run here: 20 steps/s to step 40,000, its checkpoint there
+    writer = SummaryWriter(str(queue.run_dir(resumed)))
+    for step in range(0, 40_001, 100):
+        writer.add_scalar("charts/epsilon", 1.0, step, walltime=1000.0 + step / 20)
+    writer.close()
+    (queue.run_dir(resumed) / "checkpoint.pt").write_bytes(b"")
+    assert queue.expected_speed(slow, "this CPU") == 10.0 and queue.expected_speed(fast, "this CPU") == 50.0
+    assert queue.expected_speed(fast, "another CPU") == 5.0 and queue.expected_speed(unknown, "this CPU") is None
+    assert queue.expected_speed(resumed, "this CPU") == 20.0  # its own speed here, before any export's
+    assert queue.seconds_to_go(resumed, "this CPU") == 60_000 / 20  # from its checkpoint
+    assert queue.seconds_to_go(slow, "this CPU") == 100_000 / 10 and queue.seconds_to_go(unknown, "this CPU") is None
+
+    order = [resumed, slow, fast, unknown]
+    monkeypatch.setattr(queue.time, "time", lambda: 1_000_000.0)
+    todo = list(order)
+    assert queue.next_run(todo, None, "this CPU") == resumed  # without UNTIL: the queue's order
+    todo = list(order)  # 2,500 s left: only TD3 on Ant-v4 (2,000 s) and the one of unknown speed can end in time
+    assert queue.next_run(todo, 1_002_500.0, "this CPU") == fast
+    assert capsys.readouterr().out == ("queue: 0.7 h to UNTIL; waiting for a later start: "
+                                       f"{resumed.name} (0.8 h), {slow.name} (2.8 h)\n")  # fmt: skip
+    assert queue.next_run(todo, 1_002_500.0, "this CPU") == unknown and todo == [resumed, slow]
+    capsys.readouterr()
+    assert queue.next_run(todo, 1_002_500.0, "this CPU") == resumed  # none can: the first in order
+    assert queue.next_run(todo, 1_003_000.0, "this CPU") == slow and capsys.readouterr().out == ""
+    todo = list(order)  # 3,000 s left: the resumed run (3,000 s to go) ends in time
+    assert queue.next_run(todo, 1_003_000.0, "this CPU") == resumed and capsys.readouterr().out == ""

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from camel_utils.cli import REPO, repo_relative  # one rule for a path relative to the repository
-from camel_utils.results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity
+from camel_utils.machine import cpu_model
+from camel_utils.results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity, running_time
 
 EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
 # exported as bin means: the training curves, and the scalars B1M's diagnosis reads (docs/preregistration.md: the Q
@@ -47,7 +48,12 @@ def export_record(path, finished, curves, hyperparameters, max_points, repo=REPO
     hyperparameters = {name: repo_relative(value, repo) for name, value in hyperparameters.items()}
     record = {"format": EXPORT_FORMAT, "run_name": finished.get("run_name") or os.path.basename(os.path.normpath(path)),
               "env_id": env_id, "condition": condition, "seed": seed, "total_timesteps": total or None,
-              "finished": finished, "hyperparameters": hyperparameters, "binned": {}, "curves": {}}  # fmt: skip
+              "finished": finished}  # fmt: skip
+    timed_seconds, timed_steps, _ = running_time(path)
+    if timed_steps:  # how long it ran, and on what: what scripts/queue.py expects of the next run of its kind on that CPU
+        cpu = finished.get("cpu") if finished else cpu_model()  # a run under way is exported by the machine running it
+        record["running"] = {"seconds": round(timed_seconds, 1), "steps": timed_steps, "cpu": cpu}
+    record.update(hyperparameters=hyperparameters, binned={}, curves={})
     for tag in EXPORT_WHOLE + EXPORT_THINNED:
         if tag not in curves or len(curves[tag][0]) == 0:
             continue
