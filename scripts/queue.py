@@ -20,8 +20,8 @@ time as SIGTERM does, and makes it start first, on each free core, the first run
 end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session) waits until
 none is, so that the work a new machine would lose is as little as it can be. The expected time is the run's steps
 to go over its speed here: its own on this machine, else that of the committed runs of its method and env made on a
-CPU of the same model name (the exports' "running" record: seconds, timed steps, CPU), else not known, which counts
-as ending in time.
+CPU of the same model name (the exports' "running" record: seconds, timed steps, CPU), else that of its method's
+runs on that CPU in any env, else not known, which counts as ending in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
@@ -205,15 +205,19 @@ def deadline(text, now=None):
 def expected_speed(run, cpu):
     """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
     of the committed runs of its method and env made on a CPU of this model name (their exports' "running"), else
-    None."""
+    that of its method's on this CPU in any env, else None."""
     seconds, steps, _ = running_time(run_dir(run))
     if steps >= 10_000:
         return steps / seconds
-    timed = [record["running"] for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
-             if (record := read_export(path)) and record.get("env_id") == run.env_id and record.get("running")
-             and (record.get("hyperparameters") or {}).get("exp_name") == run.method and record["running"].get("cpu") == cpu]  # fmt: skip
-    seconds, steps = sum(t["seconds"] for t in timed), sum(t["steps"] for t in timed)
-    return steps / seconds if seconds > 0 and steps >= 10_000 else None
+    timed = [(record["env_id"], record["running"]) for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
+             if (record := read_export(path)) and record.get("running") and record["running"].get("cpu") == cpu
+             and (record.get("hyperparameters") or {}).get("exp_name") == run.method]  # fmt: skip
+    for same_env in (True, False):
+        chosen = [running for env_id, running in timed if env_id == run.env_id or not same_env]
+        seconds, steps = sum(t["seconds"] for t in chosen), sum(t["steps"] for t in chosen)
+        if seconds > 0 and steps >= 10_000:
+            return steps / seconds
+    return None
 
 
 def seconds_to_go(run, cpu):

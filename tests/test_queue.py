@@ -319,7 +319,7 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     experiment = {"id": "T1", "commit": "0" * 40, "total_timesteps": 100_000,
                   "groups": [{"methods": ["td3", "camel_plus_td3"], "envs": ["Hopper-v4", "Ant-v4"], "seeds": [1]}]}  # fmt: skip
     runs = {(run.method, run.env_id): run for run in planned_runs(experiment)}
-    slow, fast, unknown, resumed = (runs["camel_plus_td3", "Ant-v4"], runs["td3", "Ant-v4"], runs["td3", "Hopper-v4"],
+    slow, fast, other_env, resumed = (runs["camel_plus_td3", "Ant-v4"], runs["td3", "Ant-v4"], runs["td3", "Hopper-v4"],
                                     runs["camel_plus_td3", "Hopper-v4"])  # fmt: skip
     # committed exports on this CPU: Ant-v4 CAMEL+ at 10 steps/s (another seed); Ant-v4 TD3 at 50, and at 5 elsewhere
     exports = tmp_path / "repo" / "docs" / "results" / "experiments" / "E0"
@@ -337,22 +337,26 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     writer.close()
     (queue.run_dir(resumed) / "checkpoint.pt").write_bytes(b"")
     assert queue.expected_speed(slow, "this CPU") == 10.0 and queue.expected_speed(fast, "this CPU") == 50.0
-    assert queue.expected_speed(fast, "another CPU") == 5.0 and queue.expected_speed(unknown, "this CPU") is None
+    assert queue.expected_speed(fast, "another CPU") == 5.0 and queue.expected_speed(other_env, "another CPU") == 5.0
+    assert queue.expected_speed(other_env, "this CPU") == 50.0  # none on Hopper-v4: TD3's on this CPU in any env
+    assert queue.expected_speed(other_env, "a third CPU") is None
     assert queue.expected_speed(resumed, "this CPU") == 20.0  # its own speed here, before any export's
     assert queue.seconds_to_go(resumed, "this CPU") == 60_000 / 20  # from its checkpoint
-    assert queue.seconds_to_go(slow, "this CPU") == 100_000 / 10 and queue.seconds_to_go(unknown, "this CPU") is None
+    assert queue.seconds_to_go(slow, "this CPU") == 100_000 / 10 and queue.seconds_to_go(other_env, "a third CPU") is None
 
-    order = [resumed, slow, fast, unknown]
+    order = [resumed, slow, fast, other_env]
     monkeypatch.setattr(queue.time, "time", lambda: 1_000_000.0)
     todo = list(order)
     assert queue.next_run(todo, None, "this CPU") == resumed  # without UNTIL: the queue's order
-    todo = list(order)  # 2,500 s left: only TD3 on Ant-v4 (2,000 s) and the one of unknown speed can end in time
+    todo = list(order)  # 2,500 s left: only TD3 (2,000 s on either env) can end in time
     assert queue.next_run(todo, 1_002_500.0, "this CPU") == fast
     assert capsys.readouterr().out == ("queue: 0.7 h to UNTIL; waiting for a later start: "
                                        f"{resumed.name} (0.8 h), {slow.name} (2.8 h)\n")  # fmt: skip
-    assert queue.next_run(todo, 1_002_500.0, "this CPU") == unknown and todo == [resumed, slow]
+    assert queue.next_run(todo, 1_002_500.0, "this CPU") == other_env and todo == [resumed, slow]
     capsys.readouterr()
     assert queue.next_run(todo, 1_002_500.0, "this CPU") == resumed  # none can: the first in order
     assert queue.next_run(todo, 1_003_000.0, "this CPU") == slow and capsys.readouterr().out == ""
     todo = list(order)  # 3,000 s left: the resumed run (3,000 s to go) ends in time
     assert queue.next_run(todo, 1_003_000.0, "this CPU") == resumed and capsys.readouterr().out == ""
+    todo = [slow, fast]  # on a CPU no committed run was made on, a speed not known counts as ending in time
+    assert queue.next_run(todo, 1_000_001.0, "a third CPU") == slow
