@@ -283,7 +283,9 @@ def status(runs):
                 print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
-            print(f"  {len(left)} not started, next: {', '.join(r.name for r in left[:4])}{' ...' if len(left) > 4 else ''}")
+            expected = [(run, seconds_to_go(run, cpu_model())) for run in left[:4]]
+            named = ", ".join(run.name + (f" ({to_go / 3600:.1f} h here)" if to_go else "") for run, to_go in expected)
+            print(f"  {len(left)} not started, next: {named}{' ...' if len(left) > 4 else ''}")
 
 
 def main(argv):

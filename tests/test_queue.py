@@ -360,3 +360,6 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     assert queue.next_run(todo, 1_003_000.0, "this CPU") == resumed and capsys.readouterr().out == ""
     todo = [slow, fast]  # on a CPU no committed run was made on, a speed not known counts as ending in time
     assert queue.next_run(todo, 1_000_001.0, "a third CPU") == slow
+    monkeypatch.setattr(queue, "cpu_model", lambda: "this CPU")  # status says what the runs not started take here
+    queue.status([slow, fast])
+    assert capsys.readouterr().out.splitlines()[1] == f"  2 not started, next: {slow.name} (2.8 h here), {fast.name} (0.6 h here)"
