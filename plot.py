@@ -78,12 +78,12 @@ Export (`python plot.py export RUNS_DIR --to FOLDER`): for each finished run fol
 file is not in FOLDER yet, writes FOLDER/{run_name}.json (about 25 kB for 100k steps), which plotting reads like the run folder:
     {"format": "camel-run/1", "run_name": ..., "env_id": ..., "condition": exp_name, "seed": ...,
      "total_timesteps": ..., "finished": finished.json's content,
-     "running": {"seconds": ..., "steps": ..., "cpu": ...}, "hyperparameters": {name: value as logged},
+     "running": {"seconds": ..., "steps": ..., "cpu": ..., "cpu_kind": ...}, "hyperparameters": {name: value as logged},
      "binned": {tag: bin width in steps, for each thinned curve},
      "curves": {tag: [[step, value], ...]}}
 "running" is how long the curve took to run: the wall-clock gaps between its charts/epsilon points (one per 100
 steps, evaluations included) of 120 s at most (a longer one is a pause or a restart), the steps they cover, and the
-CPU (finished.json's; for a run under way, the exporting machine's, which is the one running it).
+CPU's model name and kind (finished.json's; scripts/queue.py's exports, made as its runs grow, name its machine).
 A hyperparameter that is an absolute path inside this repository (--llm-policy, --expert-model) is written relative
 to it (policies/hopper.py). The curves are eval/episodic_return and eval/episodic_length, whole, and
 charts/episodic_return, charts/epsilon, charts/masked_fraction, losses/qf1_values, losses/qf_loss, losses/actor_loss

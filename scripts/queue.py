@@ -20,8 +20,8 @@ time as SIGTERM does, and makes it start first, on each free core, the first run
 end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session) waits until
 none is, so that the work a new machine would lose is as little as it can be. The expected time is the run's steps
 to go over its speed here: its own on this machine, else that of the committed runs of its method and env made on a
-CPU of the same model name (the exports' "running" record: seconds, timed steps, CPU), else that of its method's
-runs on that CPU in any env, else not known, which counts as ending in time.
+machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU), else that of
+its method's runs there in any env, else not known, which counts as ending in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from camel_utils.cli import UsageError  # noqa: E402
-from camel_utils.machine import cpu_model  # noqa: E402
+from camel_utils.machine import cpu_kind, cpu_model  # noqa: E402
 from camel_utils.preregistration import EXPORTS, TRAINERS, planned_runs, registered_experiments  # noqa: E402
 from camel_utils.results.runs import read_export, running_time  # noqa: E402
 
@@ -202,15 +202,21 @@ def deadline(text, now=None):
     return at if at > now else time.mktime((day.tm_year, day.tm_mon, day.tm_mday + 1, hours, minutes, seconds, 0, 0, -1))
 
 
-def expected_speed(run, cpu):
+def this_machine():
+    """{cpu, cpu_kind}: the CPU's model name and kind, as the exports' "running" records name the machine of a run."""
+    return {"cpu": cpu_model(), "cpu_kind": cpu_kind()}
+
+
+def expected_speed(run, machine):
     """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
-    of the committed runs of its method and env made on a CPU of this model name (their exports' "running"), else
-    that of its method's on this CPU in any env, else None."""
+    of the committed runs of its method and env made on a machine of this CPU model and kind (their exports'
+    "running"), else that of its method's runs there in any env, else None."""
     seconds, steps, _ = running_time(run_dir(run))
     if steps >= 10_000:
         return steps / seconds
-    timed = [(record["env_id"], record["running"]) for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
-             if (record := read_export(path)) and record.get("running") and record["running"].get("cpu") == cpu
+    timed = [(record["env_id"], running) for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
+             if (record := read_export(path)) and (running := record.get("running"))
+             and {k: running.get(k) for k in machine} == machine
              and (record.get("hyperparameters") or {}).get("exp_name") == run.method]  # fmt: skip
     for same_env in (True, False):
         chosen = [running for env_id, running in timed if env_id == run.env_id or not same_env]
@@ -220,24 +226,24 @@ def expected_speed(run, cpu):
     return None
 
 
-def seconds_to_go(run, cpu):
+def seconds_to_go(run, machine):
     """The run's expected seconds to its end here (from its checkpoint if it has one), or None when unknown."""
-    speed = expected_speed(run, cpu)
+    speed = expected_speed(run, machine)
     done = running_time(run_dir(run))[2] if state(run) == "checkpoint" else 0
     return (run.total_timesteps - done) / speed if speed else None
 
 
-def next_run(todo, until, cpu):
+def next_run(todo, until, machine):
     """Take the next run from todo: the first, or with UNTIL the first expected to end before it (a run whose speed
     here is not known yet counts as one), so that a run that cannot finish in the session does not hold a core from
     one that can; when none can, the first (it goes on in a later session on this machine, from its checkpoint)."""
     if until is not None:
         left = until - time.time()
         for i, run in enumerate(todo):
-            to_go = seconds_to_go(run, cpu)
+            to_go = seconds_to_go(run, machine)
             if to_go is None or to_go <= left:
                 if i:
-                    waiting = ", ".join(f"{r.name} ({seconds_to_go(r, cpu) / 3600:.1f} h)" for r in todo[:i])
+                    waiting = ", ".join(f"{r.name} ({seconds_to_go(r, machine) / 3600:.1f} h)" for r in todo[:i])
                     print(f"queue: {left / 3600:.1f} h to UNTIL; waiting for a later start: {waiting}", flush=True)
                 return todo.pop(i)
     return todo.pop(0)
@@ -283,7 +289,7 @@ def status(runs):
                 print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
-            expected = [(run, seconds_to_go(run, cpu_model())) for run in left[:4]]
+            expected = [(run, seconds_to_go(run, this_machine())) for run in left[:4]]
             named = ", ".join(run.name + (f" ({to_go / 3600:.1f} h here)" if to_go else "") for run, to_go in expected)
             print(f"  {len(left)} not started, next: {named}{' ...' if len(left) > 4 else ''}")
 
@@ -304,7 +310,7 @@ def main(argv):
 
     workers = int(os.environ.get("WORKERS") or os.cpu_count() or 1)
     until = deadline(os.environ["UNTIL"]) if os.environ.get("UNTIL") else None
-    cpu = cpu_model()
+    machine = this_machine()
     export_every = 60 * float(os.environ.get("EXPORT_MINUTES", "10"))
     python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
     if any(state(run) == "running" for run in runs):
@@ -326,7 +332,7 @@ def main(argv):
     last_export = time.time()
     while (todo or running) and not (stopping and not running):
         while todo and len(running) < workers and not stopping:
-            run = next_run(todo, until, cpu)
+            run = next_run(todo, until, machine)
             cores = sorted(set(range(workers)) - {core for _, core, _ in running.values()})
             core = cores[0]
             home, code = run_home(run), worktree(run.commit)

@@ -878,7 +878,7 @@ def test_export_writes_each_finished_run_once_and_leaves_unfinished_ones(tmp_pat
 
 
 def test_a_runs_running_time_leaves_out_pauses_restarts_and_dropped_steps_and_its_export_records_it(tmp_path):
-    from camel_utils.machine import cpu_model
+    from camel_utils.machine import cpu_kind, cpu_model
     from camel_utils.results.runs import running_time
 
     folder = tmp_path / "Hopper-v4__td3__1"
@@ -902,10 +902,14 @@ def test_a_runs_running_time_leaves_out_pauses_restarts_and_dropped_steps_and_it
     target = tmp_path / "exported.json"
     assert export_module.export_run(str(folder), str(target))
     record = json.loads(target.read_text())
-    assert record["finished"] is None and record["running"] == {"seconds": 496.0, "steps": 29_800, "cpu": cpu_model()}
-    (folder / "finished.json").write_text(json.dumps({"run_name": "Hopper-v4__td3__1", "cpu": "the CPU that ran it"}))
-    assert export_module.export_run(str(folder), str(target))  # finished: the CPU its finished.json names
-    assert json.loads(target.read_text())["running"] == {"seconds": 496.0, "steps": 29_800, "cpu": "the CPU that ran it"}
+    here = {"cpu": cpu_model(), "cpu_kind": cpu_kind()}  # the queue exports a run on the machine running it
+    assert record["finished"] is None and record["running"] == {"seconds": 496.0, "steps": 29_800, **here}
+    # a finished run exported in bulk (plot.py export) was run where its finished.json says
+    (folder / "finished.json").write_text(json.dumps({"run_name": "Hopper-v4__td3__1", "env_id": "Hopper-v4", "exp_name": "td3",
+                                                      "seed": 1, "cpu": "its CPU", "cpu_kind": {"family": 1}}))  # fmt: skip
+    assert export(tmp_path, tmp_path / "bulk") == 0
+    record = json.loads((tmp_path / "bulk" / "Hopper-v4__td3__1.json").read_text())
+    assert record["running"] == {"seconds": 496.0, "steps": 29_800, "cpu": "its CPU", "cpu_kind": {"family": 1}}
 
 
 def test_exported_file_is_small_and_holds_the_run(tmp_path):

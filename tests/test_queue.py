@@ -321,14 +321,17 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     runs = {(run.method, run.env_id): run for run in planned_runs(experiment)}
     slow, fast, other_env, resumed = (runs["camel_plus_td3", "Ant-v4"], runs["td3", "Ant-v4"], runs["td3", "Hopper-v4"],
                                     runs["camel_plus_td3", "Hopper-v4"])  # fmt: skip
-    # committed exports on this CPU: Ant-v4 CAMEL+ at 10 steps/s (another seed); Ant-v4 TD3 at 50, and at 5 elsewhere
+    # machines: one CPU model name covers kinds that differ in speed, as "AMD EPYC" with and without AVX-512 does
+    here, other_kind, third = ({"cpu": "AMD EPYC", "cpu_kind": {"family": 25, "model": model, "simd": ["avx2"]}}
+                               for model in (17, 1, 2))  # fmt: skip
+    # committed exports made here: Ant-v4 CAMEL+ at 10 steps/s (another seed), Ant-v4 TD3 at 50; TD3 at 5 elsewhere
     exports = tmp_path / "repo" / "docs" / "results" / "experiments" / "E0"
     exports.mkdir(parents=True)
-    for name, method, env_id, seconds, cpu in [("a", "camel_plus_td3", "Ant-v4", 2_000, "this CPU"),
-                                               ("b", "td3", "Ant-v4", 400, "this CPU"),
-                                               ("c", "td3", "Ant-v4", 4_000, "another CPU")]:  # fmt: skip
+    for name, method, env_id, seconds, machine in [("a", "camel_plus_td3", "Ant-v4", 2_000, here),
+                                                   ("b", "td3", "Ant-v4", 400, here),
+                                                   ("c", "td3", "Ant-v4", 4_000, other_kind)]:  # fmt: skip
         record = {"format": "camel-run/1", "env_id": env_id, "hyperparameters": {"exp_name": method},
-                  "running": {"seconds": seconds, "steps": 20_000, "cpu": cpu}}  # fmt: skip
+                  "running": {"seconds": seconds, "steps": 20_000, **machine}}  # fmt: skip
         (exports / f"{name}.json").write_text(json.dumps(record))
     # Hopper-v4 CAMEL+ has run here: 20 steps/s to step 40,000, its checkpoint there
     writer = SummaryWriter(str(queue.run_dir(resumed)))
@@ -336,30 +339,30 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
         writer.add_scalar("charts/epsilon", 1.0, step, walltime=1000.0 + step / 20)
     writer.close()
     (queue.run_dir(resumed) / "checkpoint.pt").write_bytes(b"")
-    assert queue.expected_speed(slow, "this CPU") == 10.0 and queue.expected_speed(fast, "this CPU") == 50.0
-    assert queue.expected_speed(fast, "another CPU") == 5.0 and queue.expected_speed(other_env, "another CPU") == 5.0
-    assert queue.expected_speed(other_env, "this CPU") == 50.0  # none on Hopper-v4: TD3's on this CPU in any env
-    assert queue.expected_speed(other_env, "a third CPU") is None
-    assert queue.expected_speed(resumed, "this CPU") == 20.0  # its own speed here, before any export's
-    assert queue.seconds_to_go(resumed, "this CPU") == 60_000 / 20  # from its checkpoint
-    assert queue.seconds_to_go(slow, "this CPU") == 100_000 / 10 and queue.seconds_to_go(other_env, "a third CPU") is None
+    assert queue.expected_speed(slow, here) == 10.0 and queue.expected_speed(fast, here) == 50.0
+    assert queue.expected_speed(fast, other_kind) == 5.0 and queue.expected_speed(other_env, other_kind) == 5.0
+    assert queue.expected_speed(other_env, here) == 50.0  # none on Hopper-v4: TD3's here in any env
+    assert queue.expected_speed(other_env, third) is None
+    assert queue.expected_speed(resumed, here) == 20.0  # its own speed here, before any export's
+    assert queue.seconds_to_go(resumed, here) == 60_000 / 20  # from its checkpoint
+    assert queue.seconds_to_go(slow, here) == 100_000 / 10 and queue.seconds_to_go(other_env, third) is None
 
     order = [resumed, slow, fast, other_env]
     monkeypatch.setattr(queue.time, "time", lambda: 1_000_000.0)
     todo = list(order)
-    assert queue.next_run(todo, None, "this CPU") == resumed  # without UNTIL: the queue's order
+    assert queue.next_run(todo, None, here) == resumed  # without UNTIL: the queue's order
     todo = list(order)  # 2,500 s left: only TD3 (2,000 s on either env) can end in time
-    assert queue.next_run(todo, 1_002_500.0, "this CPU") == fast
+    assert queue.next_run(todo, 1_002_500.0, here) == fast
     assert capsys.readouterr().out == ("queue: 0.7 h to UNTIL; waiting for a later start: "
                                        f"{resumed.name} (0.8 h), {slow.name} (2.8 h)\n")  # fmt: skip
-    assert queue.next_run(todo, 1_002_500.0, "this CPU") == other_env and todo == [resumed, slow]
+    assert queue.next_run(todo, 1_002_500.0, here) == other_env and todo == [resumed, slow]
     capsys.readouterr()
-    assert queue.next_run(todo, 1_002_500.0, "this CPU") == resumed  # none can: the first in order
-    assert queue.next_run(todo, 1_003_000.0, "this CPU") == slow and capsys.readouterr().out == ""
+    assert queue.next_run(todo, 1_002_500.0, here) == resumed  # none can: the first in order
+    assert queue.next_run(todo, 1_003_000.0, here) == slow and capsys.readouterr().out == ""
     todo = list(order)  # 3,000 s left: the resumed run (3,000 s to go) ends in time
-    assert queue.next_run(todo, 1_003_000.0, "this CPU") == resumed and capsys.readouterr().out == ""
-    todo = [slow, fast]  # on a CPU no committed run was made on, a speed not known counts as ending in time
-    assert queue.next_run(todo, 1_000_001.0, "a third CPU") == slow
-    monkeypatch.setattr(queue, "cpu_model", lambda: "this CPU")  # status says what the runs not started take here
+    assert queue.next_run(todo, 1_003_000.0, here) == resumed and capsys.readouterr().out == ""
+    todo = [slow, fast]  # on a machine no committed run was made on, a speed not known counts as ending in time
+    assert queue.next_run(todo, 1_000_001.0, third) == slow
+    monkeypatch.setattr(queue, "this_machine", lambda: here)  # status says what the runs not started take here
     queue.status([slow, fast])
     assert capsys.readouterr().out.splitlines()[1] == f"  2 not started, next: {slow.name} (2.8 h here), {fast.name} (0.6 h here)"

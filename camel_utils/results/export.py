@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from camel_utils.cli import REPO, repo_relative  # one rule for a path relative to the repository
-from camel_utils.machine import cpu_model
+from camel_utils.machine import cpu_kind, cpu_model
 from camel_utils.results.runs import EXPORT_FORMAT, read_events, run_folders, run_identity, running_time
 
 EXPORT_WHOLE = ("eval/episodic_return", "eval/episodic_length")  # exported point by point
@@ -38,8 +38,9 @@ def as_points(steps, values):
     return [[int(s), float(str(np.float32(v)))] for s, v in zip(steps, values)]
 
 
-def export_record(path, finished, curves, hyperparameters, max_points, repo=REPO):
-    """The exported file's content for one finished run folder (the format is in plot.py's docstring)."""
+def export_record(path, finished, curves, hyperparameters, max_points, repo=REPO, machine=None):
+    """The exported file's content for one run folder (the format is in plot.py's docstring); `machine` {cpu,
+    cpu_kind}: the machine that ran it, when the caller knows (else finished.json's)."""
     env_id, condition, seed = run_identity(path, hyperparameters, finished)
     logged_total = hyperparameters.get("total_timesteps", "")
     total = finished.get("total_timesteps") or (int(logged_total) if logged_total.isdigit() else 0)
@@ -51,8 +52,8 @@ def export_record(path, finished, curves, hyperparameters, max_points, repo=REPO
               "finished": finished}  # fmt: skip
     timed_seconds, timed_steps, _ = running_time(path)
     if timed_steps:  # how long it ran, and on what: what scripts/queue.py expects of the next run of its kind on that CPU
-        cpu = finished.get("cpu") if finished else cpu_model()  # a run under way is exported by the machine running it
-        record["running"] = {"seconds": round(timed_seconds, 1), "steps": timed_steps, "cpu": cpu}
+        machine = machine or {"cpu": finished.get("cpu"), "cpu_kind": finished.get("cpu_kind")}
+        record["running"] = {"seconds": round(timed_seconds, 1), "steps": timed_steps, **machine}
     record.update(hyperparameters=hyperparameters, binned={}, curves={})
     for tag in EXPORT_WHOLE + EXPORT_THINNED:
         if tag not in curves or len(curves[tag][0]) == 0:
@@ -97,7 +98,8 @@ class Exported:
 
 def export_run(path, target, max_points=200, repo=REPO):
     """Write the curve of the run folder at path to target, finished or not (an unfinished run's record has
-    "finished": null and the curve so far); True if the file changed. scripts/queue.py commits these as runs grow."""
+    "finished": null and the curve so far); True if the file changed. scripts/queue.py commits these as runs grow, on
+    the machine running them: the record names this machine as the one that ran it."""
     finished_path = os.path.join(path, "finished.json")
     finished = None
     if os.path.exists(finished_path):
@@ -106,7 +108,8 @@ def export_run(path, target, max_points=200, repo=REPO):
     curves, hyperparameters = read_events(path)
     if run_identity(path, hyperparameters, finished) is None:
         return False
-    record = export_record(path, finished or {}, curves, hyperparameters, max_points, repo=repo)
+    machine = {"cpu": cpu_model(), "cpu_kind": cpu_kind()}
+    record = export_record(path, finished or {}, curves, hyperparameters, max_points, repo=repo, machine=machine)
     record["finished"] = finished
     text = export_text(record)
     if os.path.exists(target) and open(target).read() == text:
