@@ -15,13 +15,13 @@ core (pinned with taskset), one torch thread each. It takes first every run with
 (in_queue_order). A run whose curve was committed unfinished but has no checkpoint here (a new machine) starts
 again from step 0.
 
-UNTIL=HH:MM or HH:MM:SS (this machine's clock; the session's end, less the minutes its last checks need) stops the queue at that
-time as SIGTERM does, and makes it start first, on each free core, the first run in that order that is expected to
-end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session) waits until
-none is, so that the work a new machine would lose is as little as it can be. The expected time is the run's steps
-to go over its speed here: its own on this machine, else that of the committed runs of its method and env made on a
-machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU), else that of
-its method's runs there in any env, else not known, which counts as ending in time.
+UNTIL=HH:MM or HH:MM:SS (this machine's clock; the session's end, less the minutes its last checks need) stops the
+queue at that time as SIGTERM does, and makes it start first, on each free core, the first run in that order that is
+expected to end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session)
+waits until none is, so that the work a new machine would lose is as little as it can be. The expected time is the
+run's steps to go over its speed here: its own on this machine, else that of the committed runs of its method and env
+made on a machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU),
+else that of its method's runs there in any env, else not known, which counts as ending in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
@@ -289,7 +289,8 @@ def status(runs):
                 print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
-            expected = [(run, seconds_to_go(run, this_machine())) for run in left[:4]]
+            machine = this_machine()
+            expected = [(run, seconds_to_go(run, machine)) for run in left[:4]]
             named = ", ".join(run.name + (f" ({to_go / 3600:.1f} h here)" if to_go else "") for run, to_go in expected)
             print(f"  {len(left)} not started, next: {named}{' ...' if len(left) > 4 else ''}")
 
