@@ -202,6 +202,11 @@ def deadline(text, now=None):
     return at if at > now else time.mktime((day.tm_year, day.tm_mon, day.tm_mday + 1, hours, minutes, seconds, 0, 0, -1))
 
 
+def duration(seconds):
+    """Hours to a tenth, or minutes under 6 of them."""
+    return f"{seconds / 3600:.1f} h" if seconds >= 360 else f"{seconds / 60:.0f} min"
+
+
 def this_machine():
     """{cpu, cpu_kind}: the CPU's model name and kind, as the exports' "running" records name the machine of a run."""
     return {"cpu": cpu_model(), "cpu_kind": cpu_kind()}
@@ -243,8 +248,8 @@ def next_run(todo, until, machine):
             to_go = seconds_to_go(run, machine)
             if to_go is None or to_go <= left:
                 if i:
-                    waiting = ", ".join(f"{r.name} ({seconds_to_go(r, machine) / 3600:.1f} h)" for r in todo[:i])
-                    print(f"queue: {left / 3600:.1f} h to UNTIL; waiting for a later start: {waiting}", flush=True)
+                    waiting = ", ".join(f"{r.name} ({duration(seconds_to_go(r, machine))})" for r in todo[:i])
+                    print(f"queue: {duration(left)} to UNTIL; waiting for a later start: {waiting}", flush=True)
                 return todo.pop(i)
     return todo.pop(0)
 
@@ -291,7 +296,7 @@ def status(runs):
         if left:
             machine = this_machine()
             expected = [(run, seconds_to_go(run, machine)) for run in left[:4]]
-            named = ", ".join(run.name + (f" ({to_go / 3600:.1f} h here)" if to_go else "") for run, to_go in expected)
+            named = ", ".join(run.name + (f" ({duration(to_go)} here)" if to_go is not None else "") for run, to_go in expected)
             print(f"  {len(left)} not started, next: {named}{' ...' if len(left) > 4 else ''}")
 
 

@@ -58,7 +58,9 @@ class Clone:
                  "groups": [{"methods": list(methods), "envs": ["Hopper-v4"], "seeds": list(seeds)}]}  # fmt: skip
         text = f"# Preregistration\n\n## T1\n\n```json\n{json.dumps(entry, indent=2)}\n```\n"
         (self.repo / "docs" / "preregistration.md").write_text(text)
-        git("commit", "-q", "-m", "register T1", "--", "docs/preregistration.md", "scripts/queue.py", cwd=self.repo)
+        # no committed runs: their recorded speeds would make status's expected hours depend on the machine
+        git("rm", "-r", "-q", "docs/results/experiments", cwd=self.repo)
+        git("commit", "-q", "-m", "register T1", "--", "docs/preregistration.md", "scripts/queue.py", "docs/results/experiments", cwd=self.repo)
         self.registered = git("rev-parse", "HEAD", cwd=self.repo)
         self.runs = planned_runs(registered_experiments(text)[0])
         self.processes, self.outputs = [], []
@@ -366,3 +368,4 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     monkeypatch.setattr(queue, "this_machine", lambda: here)  # status says what the runs not started take here
     queue.status([slow, fast])
     assert capsys.readouterr().out.splitlines()[1] == f"  2 not started, next: {slow.name} (2.8 h here), {fast.name} (0.6 h here)"
+    assert (queue.duration(360), queue.duration(359), queue.duration(0)) == ("0.1 h", "6 min", "0 min")
