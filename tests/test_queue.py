@@ -249,7 +249,7 @@ def test_while_a_queue_runs_a_second_is_refused_and_the_curves_are_committed_eve
 def test_a_queue_given_until_stops_itself_then_as_sigterm_stops_it(clone):
     c = clone(methods=("td3",), steps=100_000)  # a run that outlasts the test
     (run,) = c.runs
-    until = time.strftime("%H:%M:%S", time.localtime(time.time() + 30))
+    until = time.strftime("%H:%M:%S", time.localtime(time.time() + 40))  # the run is under way by then
     queue = c.start(UNTIL=until)
     assert queue.wait(timeout=150) == 0
     assert f"queue: UNTIL={until} reached: stopping its runs at their next step" in c.outputs[0].read_text()
