@@ -21,7 +21,8 @@ expected to end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU wher
 waits until none is, so that the work a new machine would lose is as little as it can be. The expected time is the
 run's steps to go over its speed here: its own on this machine, else that of the committed runs of its method and env
 made on a machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU),
-else that of its method's runs there in any env, else not known, which counts as ending in time.
+else that of its method's runs there in any env, else the slowest run's there, else not known, which counts as ending
+in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
@@ -215,20 +216,20 @@ def this_machine():
 def expected_speed(run, machine):
     """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
     of the committed runs of its method and env made on a machine of this CPU model and kind (their exports'
-    "running"), else that of its method's runs there in any env, else None."""
+    "running"), else that of its method's runs there in any env, else the slowest of any run there (a guess that errs
+    towards a run not ending in time), else None."""
     seconds, steps, _ = running_time(run_dir(run))
     if steps >= 10_000:
         return steps / seconds
-    timed = [(record["env_id"], running) for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
+    timed = [(record["env_id"], (record.get("hyperparameters") or {}).get("exp_name"), running)
+             for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
              if (record := read_export(path)) and (running := record.get("running"))
-             and {k: running.get(k) for k in machine} == machine
-             and (record.get("hyperparameters") or {}).get("exp_name") == run.method]  # fmt: skip
+             and {k: running.get(k) for k in machine} == machine and running["seconds"] > 0 and running["steps"] >= 10_000]  # fmt: skip
     for same_env in (True, False):
-        chosen = [running for env_id, running in timed if env_id == run.env_id or not same_env]
-        seconds, steps = sum(t["seconds"] for t in chosen), sum(t["steps"] for t in chosen)
-        if seconds > 0 and steps >= 10_000:
-            return steps / seconds
-    return None
+        chosen = [running for env_id, method, running in timed if method == run.method and (env_id == run.env_id or not same_env)]
+        if chosen:
+            return sum(t["steps"] for t in chosen) / sum(t["seconds"] for t in chosen)
+    return min((running["steps"] / running["seconds"] for _, _, running in timed), default=None)
 
 
 def seconds_to_go(run, machine):

@@ -7,6 +7,7 @@ at the registered commit, exports and commits the curves (those files only), sto
 the next queue resumes, and refuses a second queue while one runs. Nothing touches this repository's history or the
 real queue."""
 
+import dataclasses
 import json
 import os
 import re
@@ -345,6 +346,10 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
     assert queue.expected_speed(fast, other_kind) == 5.0 and queue.expected_speed(other_env, other_kind) == 5.0
     assert queue.expected_speed(other_env, here) == 50.0  # none on Hopper-v4: TD3's here in any env
     assert queue.expected_speed(other_env, third) is None
+    plus = dataclasses.replace(resumed, seed=2)  # CAMEL+ on Hopper-v4 has not run here: CAMEL+'s speed on Ant-v4
+    assert queue.expected_speed(plus, here) == 10.0
+    camel = dataclasses.replace(fast, method="camel_td3")  # no run of the paper's CAMEL here: the slowest run's speed
+    assert queue.expected_speed(camel, here) == 10.0 and queue.expected_speed(camel, other_kind) == 5.0
     assert queue.expected_speed(resumed, here) == 20.0  # its own speed here, before any export's
     assert queue.seconds_to_go(resumed, here) == 60_000 / 20  # from its checkpoint
     assert queue.seconds_to_go(slow, here) == 100_000 / 10 and queue.seconds_to_go(other_env, third) is None
