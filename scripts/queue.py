@@ -252,6 +252,8 @@ def next_run(todo, until, machine):
                     waiting = ", ".join(f"{r.name} ({duration(seconds_to_go(r, machine))})" for r in todo[:i])
                     print(f"queue: {duration(left)} to UNTIL; waiting for a later start: {waiting}", flush=True)
                 return todo.pop(i)
+        print(f"queue: {duration(left)} to UNTIL, in which no run left is expected to end: the next in order, "
+              f"{todo[0].name} ({duration(seconds_to_go(todo[0], machine))}), runs until then and goes on in a later session on this machine", flush=True)  # fmt: skip
     return todo.pop(0)
 
 
