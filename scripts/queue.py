@@ -213,12 +213,12 @@ def this_machine():
     return {"cpu": cpu_model(), "cpu_kind": cpu_kind()}
 
 
-def expected_speed(run, machine):
+def expected_speed(run, machine, timed_here=None):
     """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
     of the committed runs of its method and env made on a machine of this CPU model and kind (their exports'
     "running"), else that of its method's runs there in any env, else the slowest of any run there (a guess that errs
-    towards a run not ending in time), else None."""
-    seconds, steps, _ = running_time(run_dir(run))
+    towards a run not ending in time), else None. `timed_here`: running_time of the run's folder, when the caller has it."""
+    seconds, steps, _ = timed_here or running_time(run_dir(run))
     if steps >= 10_000:
         return steps / seconds
     timed = [(record["env_id"], (record.get("hyperparameters") or {}).get("exp_name"), running)
@@ -234,8 +234,9 @@ def expected_speed(run, machine):
 
 def seconds_to_go(run, machine):
     """The run's expected seconds to its end here (from its checkpoint if it has one), or None when unknown."""
-    speed = expected_speed(run, machine)
-    done = running_time(run_dir(run))[2] if state(run) == "checkpoint" else 0
+    timed_here = running_time(run_dir(run))  # read once: a long run's event files take seconds
+    speed = expected_speed(run, machine, timed_here)
+    done = timed_here[2] if state(run) == "checkpoint" else 0
     return (run.total_timesteps - done) / speed if speed else None
 
 
@@ -244,16 +245,16 @@ def next_run(todo, until, machine):
     here is not known yet counts as one), so that a run that cannot finish in the session does not hold a core from
     one that can; when none can, the first (it goes on in a later session on this machine, from its checkpoint)."""
     if until is not None:
-        left = until - time.time()
+        left, to_go = until - time.time(), []
         for i, run in enumerate(todo):
-            to_go = seconds_to_go(run, machine)
-            if to_go is None or to_go <= left:
+            to_go.append(seconds_to_go(run, machine))
+            if to_go[i] is None or to_go[i] <= left:
                 if i:
-                    waiting = ", ".join(f"{r.name} ({duration(seconds_to_go(r, machine))})" for r in todo[:i])
+                    waiting = ", ".join(f"{r.name} ({duration(seconds)})" for r, seconds in zip(todo, to_go[:i]))
                     print(f"queue: {duration(left)} to UNTIL; waiting for a later start: {waiting}", flush=True)
                 return todo.pop(i)
         print(f"queue: {duration(left)} to UNTIL, in which no run left is expected to end: the next in order, "
-              f"{todo[0].name} ({duration(seconds_to_go(todo[0], machine))}), runs until then and goes on in a later session on this machine", flush=True)  # fmt: skip
+              f"{todo[0].name} ({duration(to_go[0])}), runs until then and goes on in a later session on this machine", flush=True)  # fmt: skip
     return todo.pop(0)
 
 
