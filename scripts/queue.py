@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 from camel_utils.cli import UsageError  # noqa: E402
 from camel_utils.machine import cpu_kind, cpu_model  # noqa: E402
 from camel_utils.preregistration import EXPORTS, TRAINERS, planned_runs, registered_experiments  # noqa: E402
-from camel_utils.results.runs import read_export, running_time  # noqa: E402
+from camel_utils.results.runs import EVENT_FILE_PREFIX, read_export, running_time, timed_points  # noqa: E402
 
 
 # ---- Where runs live ------------------------------------------------------------------------------------------------
@@ -144,11 +144,8 @@ def committed_steps(run):
 def recent_speed(run, window=10_000):
     """(the last step, steps/s over its last `window` steps, evaluations included) of the run's newest process, from
     the wall times of its charts/epsilon points (one every 100 steps); None before it has logged two."""
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
-
-    files = sorted(run_dir(run).glob("events.out.tfevents.*"), key=lambda f: f.stat().st_mtime)
-    points = [(event.step, event.wall_time) for event in (EventFileLoader(str(files[-1])).Load() if files else [])
-              if any(value.tag == "charts/epsilon" for value in event.summary.value)]  # fmt: skip
+    files = sorted(run_dir(run).glob(EVENT_FILE_PREFIX + "*"), key=lambda f: f.stat().st_mtime)
+    points = timed_points(str(files[-1])) if files else []
     if len(points) < 2:
         return None
     last, now = points[-1]
@@ -213,18 +210,25 @@ def this_machine():
     return {"cpu": cpu_model(), "cpu_kind": cpu_kind()}
 
 
-def expected_speed(run, machine, timed_here=None):
+def timed_exports(machine):
+    """(env_id, method, "running" record) of each committed export timed on a machine of this CPU model and kind
+    (10k steps or more)."""
+    return [(record["env_id"], (record.get("hyperparameters") or {}).get("exp_name"), running)
+            for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
+            if (record := read_export(path)) and (running := record.get("running"))
+            and {k: running.get(k) for k in machine} == machine and running["seconds"] > 0 and running["steps"] >= 10_000]  # fmt: skip
+
+
+def expected_speed(run, machine, timed_here=None, timed=None):
     """The steps/s to expect of the run here: its own on this machine (run folder, 10k steps timed or more), else that
     of the committed runs of its method and env made on a machine of this CPU model and kind (their exports'
     "running"), else that of its method's runs there in any env, else the slowest of any run there (a guess that errs
-    towards a run not ending in time), else None. `timed_here`: running_time of the run's folder, when the caller has it."""
+    towards a run not ending in time), else None. `timed_here` (running_time of the run's folder) and `timed`
+    (timed_exports(machine)): when the caller has them."""
     seconds, steps, _ = timed_here or running_time(run_dir(run))
     if steps >= 10_000:
         return steps / seconds
-    timed = [(record["env_id"], (record.get("hyperparameters") or {}).get("exp_name"), running)
-             for path in (REPO / "docs" / "results" / "experiments").glob("*/*.json")
-             if (record := read_export(path)) and (running := record.get("running"))
-             and {k: running.get(k) for k in machine} == machine and running["seconds"] > 0 and running["steps"] >= 10_000]  # fmt: skip
+    timed = timed_exports(machine) if timed is None else timed
     for same_env in (True, False):
         chosen = [running for env_id, method, running in timed if method == run.method and (env_id == run.env_id or not same_env)]
         if chosen:
@@ -232,10 +236,11 @@ def expected_speed(run, machine, timed_here=None):
     return min((running["steps"] / running["seconds"] for _, _, running in timed), default=None)
 
 
-def seconds_to_go(run, machine):
-    """The run's expected seconds to its end here (from its checkpoint if it has one), or None when unknown."""
+def seconds_to_go(run, machine, timed=None):
+    """The run's expected seconds to its end here (from its checkpoint if it has one), or None when unknown. `timed`:
+    timed_exports(machine), when the caller has it."""
     timed_here = running_time(run_dir(run))  # read once: a long run's event files take seconds
-    speed = expected_speed(run, machine, timed_here)
+    speed = expected_speed(run, machine, timed_here, timed)
     done = timed_here[2] if state(run) == "checkpoint" else 0
     return (run.total_timesteps - done) / speed if speed else None
 
@@ -245,9 +250,9 @@ def next_run(todo, until, machine):
     here is not known yet counts as one), so that a run that cannot finish in the session does not hold a core from
     one that can; when none can, the first (it goes on in a later session on this machine, from its checkpoint)."""
     if until is not None:
-        left, to_go = until - time.time(), []
+        left, to_go, timed = until - time.time(), [], timed_exports(machine)  # the exports read once per choice
         for i, run in enumerate(todo):
-            to_go.append(seconds_to_go(run, machine))
+            to_go.append(seconds_to_go(run, machine, timed))
             if to_go[i] is None or to_go[i] <= left:
                 if i:
                     waiting = ", ".join(f"{r.name} ({duration(seconds)})" for r, seconds in zip(todo, to_go[:i]))
@@ -299,7 +304,8 @@ def status(runs):
         left = by_state.get("missing", [])
         if left:
             machine = this_machine()
-            expected = [(run, seconds_to_go(run, machine)) for run in left[:4]]
+            timed = timed_exports(machine)
+            expected = [(run, seconds_to_go(run, machine, timed)) for run in left[:4]]
             named = ", ".join(run.name + (f" ({duration(to_go)} here)" if to_go is not None else "") for run, to_go in expected)
             print(f"  {len(left)} not started, next: {named}{' ...' if len(left) > 4 else ''}")
 

@@ -173,26 +173,28 @@ TIMED_TAG = "charts/epsilon"  # every trainer logs it every 100 steps, from the 
 PAUSE_SECONDS = 120  # a longer wall-clock gap between two of its points is a pause (SIGSTOP) or a restart, not running
 
 
+def timed_points(event_file):
+    """(step, wall time) of each TIMED_TAG point of one event file, in the order written."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    return [(event.step, event.wall_time) for event in EventFileLoader(event_file).Load()
+            if any(value.tag == TIMED_TAG for value in event.summary.value)]  # fmt: skip
+
+
 def running_time(path):
     """(seconds, steps, last step) of the run folder's curve as kept: the wall-clock gaps between successive
     charts/epsilon points (one per 100 steps, evaluations included) summed where a gap is at most PAUSE_SECONDS, the
     steps those gaps cover, and the last step logged. A resumed run's points past its checkpoint are dropped, as
     read_events drops them, and the gap to its new process's first point is not counted. (0.0, 0, 0) before two
     points. Each event file's wall times are its own machine's clock: a folder holds one machine's processes."""
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
-
     files = sorted((f for f in os.listdir(path) if f.startswith(EVENT_FILE_PREFIX)) if os.path.isdir(path) else [],
                    key=lambda f: os.path.getmtime(os.path.join(path, f)))  # fmt: skip
     points = []  # (step, wall time, whether the gap from the point before it counts)
     for name in files:
-        first_of_file = True
-        for event in EventFileLoader(os.path.join(path, name)).Load():
-            if not any(value.tag == TIMED_TAG for value in event.summary.value):
-                continue
-            while points and points[-1][0] >= event.step:
+        for i, (step, wall_time) in enumerate(timed_points(os.path.join(path, name))):
+            while points and points[-1][0] >= step:
                 points.pop()
-            points.append((event.step, event.wall_time, not first_of_file))
-            first_of_file = False
+            points.append((step, wall_time, i > 0))
     seconds, steps = 0.0, 0
     for (step_before, time_before, _), (step, time, counts) in zip(points, points[1:]):
         if counts and 0 <= time - time_before <= PAUSE_SECONDS:
