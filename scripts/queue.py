@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 from camel_utils.cli import UsageError  # noqa: E402
 from camel_utils.machine import cpu_kind, cpu_model  # noqa: E402
 from camel_utils.preregistration import EXPORTS, TRAINERS, planned_runs, registered_experiments  # noqa: E402
-from camel_utils.results.runs import EVENT_FILE_PREFIX, read_export, running_time, timed_points  # noqa: E402
+from camel_utils.results.runs import event_files, read_export, running_time, timed_points  # noqa: E402
 
 
 # ---- Where runs live ------------------------------------------------------------------------------------------------
@@ -144,8 +144,8 @@ def committed_steps(run):
 def recent_speed(run, window=10_000):
     """(the last step, steps/s over its last `window` steps, evaluations included) of the run's newest process, from
     the wall times of its charts/epsilon points (one every 100 steps); None before it has logged two."""
-    files = sorted(run_dir(run).glob(EVENT_FILE_PREFIX + "*"), key=lambda f: f.stat().st_mtime)
-    points = timed_points(str(files[-1])) if files else []
+    files = event_files(run_dir(run))
+    points = timed_points(files[-1]) if files else []
     if len(points) < 2:
         return None
     last, now = points[-1]
@@ -161,7 +161,7 @@ def export(runs):
     written = []
     for run in runs:
         folder = run_dir(run)
-        if folder.is_dir() and any(f.name.startswith("events.out.tfevents.") for f in folder.iterdir()):
+        if event_files(folder):
             target = export_path(run)
             target.parent.mkdir(parents=True, exist_ok=True)
             if export_run(str(folder), str(target), repo=worktree(run.commit)):

@@ -173,6 +173,12 @@ TIMED_TAG = "charts/epsilon"  # every trainer logs it every 100 steps, from the 
 PAUSE_SECONDS = 120  # a longer wall-clock gap between two of its points is a pause (SIGSTOP) or a restart, not running
 
 
+def event_files(path):
+    """The paths of the run folder's event files, oldest first (one per process; [] when no folder)."""
+    names = [f for f in os.listdir(path) if f.startswith(EVENT_FILE_PREFIX)] if os.path.isdir(path) else []
+    return sorted((os.path.join(path, f) for f in names), key=os.path.getmtime)
+
+
 def timed_points(event_file):
     """(step, wall time) of each TIMED_TAG point of one event file, in the order written."""
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
@@ -187,11 +193,9 @@ def running_time(path):
     steps those gaps cover, and the last step logged. A resumed run's points past its checkpoint are dropped, as
     read_events drops them, and the gap to its new process's first point is not counted. (0.0, 0, 0) before two
     points. Each event file's wall times are its own machine's clock: a folder holds one machine's processes."""
-    files = sorted((f for f in os.listdir(path) if f.startswith(EVENT_FILE_PREFIX)) if os.path.isdir(path) else [],
-                   key=lambda f: os.path.getmtime(os.path.join(path, f)))  # fmt: skip
     points = []  # (step, wall time, whether the gap from the point before it counts)
-    for name in files:
-        for i, (step, wall_time) in enumerate(timed_points(os.path.join(path, name))):
+    for event_file in event_files(path):
+        for i, (step, wall_time) in enumerate(timed_points(event_file)):
             while points and points[-1][0] >= step:
                 points.pop()
             points.append((step, wall_time, i > 0))
