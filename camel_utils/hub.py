@@ -214,7 +214,7 @@ def read_run(run_dir):
     folder; UploadError (one line) when it is not finished or has no model that camel_utils.agent can load."""
     from camel_utils.agent import load_agent
     from camel_utils.results.export import export_record
-    from camel_utils.results.runs import read_events
+    from camel_utils.results.runs import event_files, read_events
 
     run_dir = Path(run_dir)
     if not (run_dir / "finished.json").is_file():
@@ -231,7 +231,7 @@ def read_run(run_dir):
     args = {name: logged_value(value) for name, value in hyperparameters.items()}
     args.setdefault("env_id", finished.get("env_id"))
     record = export_record(str(run_dir), finished, curves, hyperparameters, max_points=200)
-    events = sorted(run_dir.glob("events.out.tfevents.*"))
+    events = [Path(f) for f in event_files(run_dir)]
     return finished, args, model_file, agent, record, events
 
 
