@@ -502,7 +502,8 @@ def budget_blocks(path, repo=".", waiting=False):
     the hours each method takes to reach the reference's 1M return; on the README's first screen, where a method's
     mean return at the last step is below the reference's on an env, a sentence that says so; in docs/benchmark.md,
     the time-to-return table. Until every run of the experiment is in (or with `waiting`), the tables say their runs
-    are under way and the first screen says nothing. [] without a [budget]."""
+    are under way; the first screen names each method below the reference on an env as soon as both have all their
+    runs there (with `waiting`, nothing). [] without a [budget]."""
     from camel_utils.results.budget import REFERENCES_1M, method_speeds, read_speeds, time_to_return, time_to_return_markdown
 
     with open(path, "rb") as f:
@@ -514,17 +515,27 @@ def budget_blocks(path, repo=".", waiting=False):
     folder = os.path.join(repo, spec["runs"])
     found = folder_runs(folder)
     total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
-    done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in columns.values() for e in envs)
-    if done < total or waiting:
-        return [(spec["readme"], BELOW_BEGIN, BELOW_END, ""),
+    groups = {(env_id, method): table_runs(found, group, env_id, spec["runs"]) for method, group in columns.items()
+              for env_id in envs if len({r.seed for r in group.runs_in(found, env_id)}) == len(group.seeds_in(env_id))}
+    label = {m: g.label for m, g in columns.items()}.get
+    reference = spec["reference"]
+
+    below = []  # where a method's mean at the last step is below the reference's, both with every run in on that env
+    for env_id in envs:
+        if (env_id, reference) not in groups:
+            continue
+        reference_mean = float(np.mean(final_values(groups[(env_id, reference)], steps[-1])))
+        for method in columns:
+            if method != reference and (env_id, method) in groups:
+                mean_here = float(np.mean(final_values(groups[(env_id, method)], steps[-1])))
+                if mean_here < reference_mean:
+                    below.append(f"{label(method)} on {env_id} ({mean_here:.0f} against {reference_mean:.0f})")
+    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + " " + "; ".join(below) + ".\n" if below else ""
+    if len(groups) < len(columns) * len(envs) or waiting:
+        return [(spec["readme"], BELOW_BEGIN, BELOW_END, "" if waiting else first_screen),
                 (spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
                 (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED, intervals.CONFIDENCE)
-    groups = {}
-    for method, group in columns.items():
-        for env_id in envs:
-            groups[(env_id, method)] = table_runs(found, group, env_id, spec["runs"])
-    label = {m: g.label for m, g in columns.items()}.get
 
     lines = [f"| env | method | {' | '.join(format_steps(s) for s in steps)} |", "|---|---|" + "---|" * len(steps)]
     for env_id in envs:
@@ -543,7 +554,7 @@ def budget_blocks(path, repo=".", waiting=False):
 
     speeds = read_speeds(os.path.join(repo, spec["speeds"]))
     steps_per_second = method_speeds(speeds, list(columns))
-    reference, last = spec["reference"], max(int(s) for s in spec["target_steps"])
+    last = max(int(s) for s in spec["target_steps"])
     hours = []
     for env_id in envs:
         target, times = time_to_return({m: groups[(env_id, m)] for m in columns}, reference, last, steps_per_second)
@@ -560,13 +571,5 @@ def budget_blocks(path, repo=".", waiting=False):
     if figure and os.path.exists(os.path.join(repo, figure["path"])):
         readme += f"\n![{figure['alt']}]({figure['path']})\n"
 
-    below = []  # where a method's mean at the last step is below the reference's
-    for env_id in envs:
-        reference_mean = float(np.mean(final_values(groups[(env_id, reference)], steps[-1])))
-        for method in columns:
-            mean_here = float(np.mean(final_values(groups[(env_id, method)], steps[-1])))
-            if method != reference and mean_here < reference_mean:
-                below.append(f"{label(method)} on {env_id} ({mean_here:.0f} against {reference_mean:.0f})")
-    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + " " + "; ".join(below) + ".\n" if below else ""
     return [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen), (spec["readme"], BUDGET_BEGIN, BUDGET_END, readme),
             (spec["benchmark"], TIME_BEGIN, TIME_END, benchmark)]
