@@ -312,22 +312,45 @@ def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_
     assert budget_blocks(claims)[1][3] == readme + f"\n![B1M to 10k]({tmp_path / 'b1m.png'})\n"
     exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", 3, [(5000, 300.0), (10000, -500.0)])  # CAMEL's mean: 300 / 3
     first_screen = budget_blocks(claims)[0][3]
-    assert first_screen == "Below TD3 at 10k: CAMEL on Hopper-v4 (100 against 200).\n"
+    assert first_screen == "Below TD3 at 10k:\n- CAMEL on Hopper-v4: 100 against 200\n"
 
 
-def test_the_first_screen_names_a_method_below_the_reference_once_both_have_every_run_on_that_env(tmp_path):
+def test_the_first_screen_names_a_method_below_the_reference_once_both_have_every_run_on_that_env(tmp_path, runs):
     """While a third method's runs are under way, the tables wait but the first screen already says where a method
     whose runs are all in ends below the reference's."""
     spec = budget_spec(tmp_path).replace('label = "CAMEL" }]', 'label = "CAMEL" }, { condition = "camel_plus_td3", seeds = "1-3", label = "CAMEL+" }]')
     claims = claims_file(tmp_path, [], headline=spec)
+    speeds = json.loads((tmp_path / "speeds.json").read_text())
+    speeds["summary"].append({"variant": "camel-plus", "threads": 1, "median": 0.125})
+    (tmp_path / "speeds.json").write_text(json.dumps(speeds))
     for seed in (1, 2, 3):  # TD3: 200 at 10k; CAMEL: 150, 160, 170 (mean 160)
         exported_run(tmp_path / "b1m", "Hopper-v4", "td3", seed, [(5000, 100.0), (10000, 200.0)], guide=None)
         exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 100.0), (10000, 140.0 + 10 * seed)])
     exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", 1, [(5000, 100.0), (10000, 50.0)])  # 1 of its 3 seeds
     first_screen, readme, benchmark = [text for _, _, _, text in budget_blocks(claims)]
-    assert first_screen == "Below TD3 at 10k: CAMEL on Hopper-v4 (160 against 200).\n"  # not CAMEL+: 2 seeds to go
+    assert first_screen == "Below TD3 at 10k:\n- CAMEL on Hopper-v4: 160 against 200\n"  # not CAMEL+: 2 seeds to go
     assert (readme, benchmark) == ("B1M: 9 runs under way.\n", "Waits for 9 runs.\n")
-    assert budget_blocks(claims, waiting=True)[0][3] == ""  # as written before: honest, if stale (scripts/claims.py --check)
+    assert budget_blocks(claims, waiting=True)[0][3] == ""
+
+    # the queue commits CAMEL+'s last runs: main stays green (--check) until scripts/claims.py lists CAMEL+ too
+    document, readme_file, benchmark_file = tmp_path / "results.md", tmp_path / "README.md", tmp_path / "benchmark.md"
+    document.write_text("<!-- claims -->\n<!-- /claims -->\n")
+    readme_file.write_text("# B1M\n\n<!-- below-td3 -->\n<!-- /below-td3 -->\n\n<!-- budget -->\n<!-- /budget -->\n")
+    benchmark_file.write_text("<!-- time-to-return -->\n<!-- /time-to-return -->\n")
+    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
+              "--readme", str(readme_file)]  # fmt: skip
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    written = readme_file.read_text()
+    assert "<!-- below-td3 -->\nBelow TD3 at 10k:\n- CAMEL on Hopper-v4: 160 against 200\n<!-- /below-td3 -->" in written
+    for seed in (2, 3):  # CAMEL+: 50 at 10k on every seed, below TD3 too
+        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", seed, [(5000, 100.0), (10000, 50.0)])
+    checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    assert checked.returncode == 0 and f"{readme_file} still says some registered runs are under way" in checked.stdout
+    readme_file.write_text(written.replace("160 against", "161 against"))  # a wrong number is still caught
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert "- CAMEL on Hopper-v4: 160 against 200\n- CAMEL+ on Hopper-v4: 50 against 200\n<!-- /below-td3 -->" in readme_file.read_text()
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).stdout.startswith("the tables in")
 
 
 def test_a_document_without_markers_is_refused():

@@ -483,10 +483,14 @@ def headline_markdown(path, repo=".", waiting=False):
 def stale_but_honest(document_table, computed, all_pending):
     """Whether a document's table differs from the computed one only in registered parts still said to be under way
     (runs finished since it was written, as the queue commits them): the whole block as written while its runs were
-    under way (a headline, whose shape changes when they are in), or each line the computed one or its under-way form."""
+    under way (a headline, whose shape changes when they are in), or each line the computed one or its under-way form;
+    for a block that says nothing while its runs are under way (the first screen's list of methods below TD3), each
+    line one the computed block holds (a method whose runs finished since is not listed yet)."""
     if document_table == all_pending:
         return True
     lines, now, pending = document_table.splitlines(), computed.splitlines(), all_pending.splitlines()
+    if not pending:
+        return set(lines) <= set(now)
     return len(lines) == len(now) == len(pending) and all(line in (a, b) for line, a, b in zip(lines, now, pending))
 
 
@@ -500,7 +504,7 @@ def budget_blocks(path, repo=".", waiting=False):
     """[(document, begin, end, text)] for the claims file's [budget]: in the README, each method's mean return with
     its CI at each step per env, the normalised IQM over the envs, the published returns at 1M and one sentence of
     the hours each method takes to reach the reference's 1M return; on the README's first screen, where a method's
-    mean return at the last step is below the reference's on an env, a sentence that says so; in docs/benchmark.md,
+    mean return at the last step is below the reference's on an env, a line that says so; in docs/benchmark.md,
     the time-to-return table. Until every run of the experiment is in (or with `waiting`), the tables say their runs
     are under way; the first screen names each method below the reference on an env as soon as both have all their
     runs there (with `waiting`, nothing). [] without a [budget]."""
@@ -529,8 +533,8 @@ def budget_blocks(path, repo=".", waiting=False):
             if method != reference and (env_id, method) in groups:
                 mean_here = float(np.mean(final_values(groups[(env_id, method)], steps[-1])))
                 if mean_here < reference_mean:
-                    below.append(f"{label(method)} on {env_id} ({mean_here:.0f} against {reference_mean:.0f})")
-    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + " " + "; ".join(below) + ".\n" if below else ""
+                    below.append(f"- {label(method)} on {env_id}: {mean_here:.0f} against {reference_mean:.0f}\n")
+    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + "\n" + "".join(below) if below else ""
     if len(groups) < len(columns) * len(envs) or waiting:
         return [(spec["readme"], BELOW_BEGIN, BELOW_END, "" if waiting else first_screen),
                 (spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
