@@ -48,6 +48,10 @@ class Group(NamedTuple):
     def seeds_in(self, env_id):
         return self.seeds_by_env.get(env_id, self.seeds)
 
+    def seeds_finished(self, found, env_id):
+        """How many of the group's seeds have a finished run in the env."""
+        return len({r.seed for r in self.runs_in(found, env_id)})
+
     def runs_in(self, found, env_id):
         """The group's finished runs in the env (of its guide file there, where it names one)."""
         wanted = self.guide_files.get(env_id)
@@ -269,7 +273,7 @@ def finished_share(claim, found):
     """(finished runs, runs) of the row's groups: a registered experiment's row waits until every one is in."""
     groups = [g for g in (claim.x, claim.y) if g]
     total = sum(len(g.seeds_in(env_id)) for env_id in claim.envs for g in groups)
-    return sum(len({r.seed for r in g.runs_in(found, env_id)}) for env_id in claim.envs for g in groups), total
+    return sum(g.seeds_finished(found, env_id) for env_id in claim.envs for g in groups), total
 
 
 def pending_markdown(claim, total):
@@ -460,7 +464,7 @@ def headline_markdown(path, repo=".", waiting=False):
     found = folder_runs(os.path.join(repo, spec["runs"]))
     groups = [column_group(c) for c in spec["columns"] if "condition" in c]
     total = sum(len(g.seeds_in(e)) for g in groups for e in envs)
-    done = sum(len({r.seed for r in g.runs_in(found, e)}) for g in groups for e in envs)
+    done = sum(g.seeds_finished(found, e) for g in groups for e in envs)
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED,
                                     float(spec.get("confidence", intervals.CONFIDENCE)))  # fmt: skip
     ci = f"{bootstrap.confidence:.1%}".replace(".0%", "%")
@@ -520,7 +524,7 @@ def budget_blocks(path, repo=".", waiting=False):
     found = folder_runs(folder)
     total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
     groups = {(env_id, method): table_runs(found, group, env_id, spec["runs"]) for method, group in columns.items()
-              for env_id in envs if len({r.seed for r in group.runs_in(found, env_id)}) == len(group.seeds_in(env_id))}
+              for env_id in envs if group.seeds_finished(found, env_id) == len(group.seeds_in(env_id))}
     label = {m: g.label for m, g in columns.items()}.get
     reference = spec["reference"]
 
