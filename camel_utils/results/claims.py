@@ -523,6 +523,10 @@ def budget_blocks(path, repo=".", waiting=False):
     folder = os.path.join(repo, spec["runs"])
     found = folder_runs(folder)
     total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
+    under_way = [(spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
+                 (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
+    if waiting:
+        return [(spec["readme"], BELOW_BEGIN, BELOW_END, "")] + under_way
     groups = {(env_id, method): table_runs(found, group, env_id, spec["runs"]) for method, group in columns.items()
               for env_id in envs if group.seeds_finished(found, env_id) == len(group.seeds_in(env_id))}
     label = {m: g.label for m, g in columns.items()}.get
@@ -539,10 +543,8 @@ def budget_blocks(path, repo=".", waiting=False):
                 if mean_here < reference_mean:
                     below.append(f"- {label(method)} on {env_id}: {mean_here:.0f} against {reference_mean:.0f}\n")
     first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + "\n" + "".join(below) if below else ""
-    if len(groups) < len(columns) * len(envs) or waiting:
-        return [(spec["readme"], BELOW_BEGIN, BELOW_END, "" if waiting else first_screen),
-                (spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
-                (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
+    if len(groups) < len(columns) * len(envs):
+        return [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen)] + under_way
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED, intervals.CONFIDENCE)
 
     lines = [f"| env | method | {' | '.join(format_steps(s) for s in steps)} |", "|---|---|" + "---|" * len(steps)]
