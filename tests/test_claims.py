@@ -147,11 +147,17 @@ def test_seeds_of_one_group_with_different_guide_files_are_refused(tmp_path, run
         claims_markdown(claims_file(tmp_path, [X_AGAINST_Y]))
 
 
+def claims_script(claims, document, readme=None):
+    """scripts/claims.py's command line on this claims file and results.md (and README.md: its first-screen blocks)."""
+    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    return script + (["--readme", str(readme)] if readme else [])
+
+
 def test_check_fails_on_a_hand_edited_number_and_the_script_writes_the_table_back(tmp_path, runs):
     claims = claims_file(tmp_path, [X_AGAINST_Y])
     document = tmp_path / "results.md"
     document.write_text("# Results\n\n<!-- claims -->\nold\n<!-- /claims -->\n\n## More\n")
-    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    script = claims_script(claims, document)
     assert "[headline]" not in claims.read_text()  # no README table to write
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
     done = subprocess.run(script, capture_output=True, text=True)
@@ -215,9 +221,7 @@ def headline_script(tmp_path, readme_text):
     document, readme = tmp_path / "results.md", tmp_path / "README.md"
     document.write_text("<!-- claims -->\n<!-- /claims -->\n")
     readme.write_text(readme_text)
-    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
-              "--readme", str(readme)]  # fmt: skip
-    return script, readme
+    return claims_script(claims, document, readme), readme
 
 
 def test_the_script_checks_and_writes_the_readme_headline_too(tmp_path, runs):
@@ -255,7 +259,7 @@ def test_check_accepts_a_registered_row_still_under_way_but_no_wrong_number(tmp_
     claims = claims_file(tmp_path, [X_AGAINST_Y.replace("Does x", "Does X"), registered])
     document = tmp_path / "results.md"
     document.write_text("<!-- claims -->\n<!-- /claims -->\n")
-    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document)]
+    script = claims_script(claims, document)
     written = claims_markdown(claims, all_pending=True)  # as written while the registered runs were under way
     document.write_text(replace_claims(document.read_text(), written))
     checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
@@ -337,8 +341,7 @@ def test_the_first_screen_names_a_method_below_the_reference_once_both_have_ever
     document.write_text("<!-- claims -->\n<!-- /claims -->\n")
     readme_file.write_text("# B1M\n\n<!-- below-td3 -->\n<!-- /below-td3 -->\n\n<!-- budget -->\n<!-- /budget -->\n")
     benchmark_file.write_text("<!-- time-to-return -->\n<!-- /time-to-return -->\n")
-    script = [sys.executable, os.path.join(REPO, "scripts", "claims.py"), "--claims", str(claims), "--document", str(document),
-              "--readme", str(readme_file)]  # fmt: skip
+    script = claims_script(claims, document, readme_file)
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     written = readme_file.read_text()
     assert "<!-- below-td3 -->\nBelow TD3 at 10k:\n- CAMEL on Hopper-v4: 160 against 200\n<!-- /below-td3 -->" in written
