@@ -59,6 +59,16 @@ class Group(NamedTuple):
                 and r.finished and (wanted is None or (r.guide and os.path.normpath(r.guide.path) == os.path.normpath(wanted)))]
 
 
+def runs_wanted(groups, envs):
+    """How many runs the groups should have in the envs: one per seed of each group in each env."""
+    return sum(len(g.seeds_in(env_id)) for g in groups for env_id in envs)
+
+
+def runs_finished(groups, found, envs):
+    """How many of those runs are finished among the found runs."""
+    return sum(g.seeds_finished(found, env_id) for g in groups for env_id in envs)
+
+
 class Claim(NamedTuple):
     question: str
     x: Group
@@ -272,8 +282,7 @@ def estimate_text(estimate):
 def finished_share(claim, found):
     """(finished runs, runs) of the row's groups: a registered experiment's row waits until every one is in."""
     groups = [g for g in (claim.x, claim.y) if g]
-    total = sum(len(g.seeds_in(env_id)) for env_id in claim.envs for g in groups)
-    return sum(g.seeds_finished(found, env_id) for env_id in claim.envs for g in groups), total
+    return runs_finished(groups, found, claim.envs), runs_wanted(groups, claim.envs)
 
 
 def pending_markdown(claim, total):
@@ -463,8 +472,7 @@ def headline_markdown(path, repo=".", waiting=False):
     envs = tuple(spec["envs"])
     found = folder_runs(os.path.join(repo, spec["runs"]))
     groups = [column_group(c) for c in spec["columns"] if "condition" in c]
-    total = sum(len(g.seeds_in(e)) for g in groups for e in envs)
-    done = sum(g.seeds_finished(found, e) for g in groups for e in envs)
+    total, done = runs_wanted(groups, envs), runs_finished(groups, found, envs)
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED,
                                     float(spec.get("confidence", intervals.CONFIDENCE)))  # fmt: skip
     ci = f"{bootstrap.confidence:.1%}".replace(".0%", "%")
@@ -522,7 +530,7 @@ def budget_blocks(path, repo=".", waiting=False):
     columns = {c["condition"]: column_group(c) for c in spec["columns"]}
     folder = os.path.join(repo, spec["runs"])
     found = folder_runs(folder)
-    total = sum(len(g.seeds_in(e)) for g in columns.values() for e in envs)
+    total = runs_wanted(columns.values(), envs)
     under_way = [(spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
                  (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
     if waiting:
