@@ -18,7 +18,8 @@ again from step 0.
 UNTIL=HH:MM or HH:MM:SS (this machine's clock; the session's end, less the minutes its last checks need) stops the
 queue at that time as SIGTERM does, and makes it start first, on each free core, the first run in that order that is
 expected to end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session)
-waits until none is, so that the work a new machine would lose is as little as it can be. The expected time is the
+waits until none is, so that the work a new machine would lose is as little as it can be. When none is, it takes the
+one with the most time to go: the runs that outlast a session start soonest, and the experiment ends in fewer sessions. The expected time is the
 run's steps to go over its speed here: its own on this machine, else that of the committed runs of its method and env
 made on a machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU),
 else that of its method's runs there in any env, else the slowest run's there, else not known, which counts as ending
@@ -248,7 +249,9 @@ def seconds_to_go(run, machine, timed=None):
 def next_run(todo, until, machine):
     """Take the next run from todo: the first, or with UNTIL the first expected to end before it (a run whose speed
     here is not known yet counts as one), so that a run that cannot finish in the session does not hold a core from
-    one that can; when none can, the first (it goes on in a later session on this machine, from its checkpoint)."""
+    one that can; when none can, the one with the most time to go (it goes on in a later session on this machine,
+    from its checkpoint): the runs that outlast a session start soonest, so that the experiment ends in as few
+    sessions as it can, and with it the chance that a change of machine restarts its runs."""
     if until is not None:
         left, to_go, timed = until - time.time(), [], timed_exports(machine)  # the exports read once per choice
         for i, run in enumerate(todo):
@@ -258,8 +261,10 @@ def next_run(todo, until, machine):
                     waiting = ", ".join(f"{r.name} ({duration(seconds)})" for r, seconds in zip(todo, to_go[:i]))
                     print(f"queue: {duration(left)} to UNTIL; waiting for a later start: {waiting}", flush=True)
                 return todo.pop(i)
-        print(f"queue: {duration(left)} to UNTIL, in which no run left is expected to end: the next in order, "
-              f"{todo[0].name} ({duration(to_go[0])}), runs until then and goes on in a later session on this machine", flush=True)  # fmt: skip
+        longest = max(range(len(todo)), key=lambda i: (to_go[i], -i))  # of equals, the first in order
+        print(f"queue: {duration(left)} to UNTIL, in which no run left is expected to end: the one with the most to go, "
+              f"{todo[longest].name} ({duration(to_go[longest])}), runs until then and goes on in a later session on this machine", flush=True)  # fmt: skip
+        return todo.pop(longest)
     return todo.pop(0)
 
 

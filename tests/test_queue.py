@@ -364,10 +364,13 @@ def test_with_until_the_queue_starts_first_the_runs_expected_to_end_in_time(tmp_
                                        f"{resumed.name} (0.8 h), {slow.name} (2.8 h)\n")  # fmt: skip
     assert queue.next_run(todo, 1_002_500.0, here) == other_env and todo == [resumed, slow]
     capsys.readouterr()
-    assert queue.next_run(todo, 1_002_500.0, here) == resumed  # none can: the first in order
-    assert capsys.readouterr().out == ("queue: 0.7 h to UNTIL, in which no run left is expected to end: the next in order, "
-                                       f"{resumed.name} (0.8 h), runs until then and goes on in a later session on this machine\n")  # fmt: skip
-    assert queue.next_run(todo, 1_003_000.0, here) == slow and todo == []
+    assert queue.next_run(todo, 1_002_500.0, here) == slow  # none can: the one with the most to go (2.8 h, not 0.8 h)
+    assert capsys.readouterr().out == ("queue: 0.7 h to UNTIL, in which no run left is expected to end: the one with the most to go, "
+                                       f"{slow.name} (2.8 h), runs until then and goes on in a later session on this machine\n")  # fmt: skip
+    assert queue.next_run(todo, 1_003_000.0, here) == resumed and todo == []
+    todo = [other_env, fast]  # 2,000 s to go each, 1,000 s left: of equals, the first in order
+    assert queue.next_run(todo, 1_001_000.0, here) == other_env and todo == [fast]
+    capsys.readouterr()
     capsys.readouterr()
     todo = list(order)  # 3,000 s left: the resumed run (3,000 s to go) ends in time
     assert queue.next_run(todo, 1_003_000.0, here) == resumed and capsys.readouterr().out == ""
