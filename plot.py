@@ -579,8 +579,8 @@ def runlist(args):
 @dataclass
 class BudgetArgs:
     """The user's budget (experiment B1M of docs/preregistration.md): the return without the mask to 1M steps beside the
-    published returns of MR.Q and TD7, the interval estimates and the mean return at --steps, and with --speeds the
-    time each method takes to reach the --reference method's return (camel_utils/results/budget.py)."""
+    published returns of MR.Q and TD7, the interval estimates and the mean return at --steps, the CPU model of each run,
+    and with --speeds the time each method takes to reach the --reference method's return (camel_utils/results/budget.py)."""
 
     runs_dirs: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS_DIR...")] = ("docs/results/experiments/B1M",)
     """folders that hold exported run files and run folders (searched recursively)"""

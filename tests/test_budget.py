@@ -113,6 +113,8 @@ def write_exported_run(folder, env_id, method, seed, points, finished=True):
         sha256 = hashlib.sha256((REPO / guide).read_bytes()).hexdigest() if guide else None
         record["finished"] = {"run_name": run_name, "env_id": env_id, "exp_name": method, "seed": seed, "total_timesteps": 1_000_000,
                               "final_eval_return": float(points[-1][1]), "guide_file": {"path": guide, "sha256": sha256} if guide else None}  # fmt: skip
+        if (env_id, method, seed) != ("Hopper-v4", "td3", 22):  # one run from before runs recorded their CPU
+            record["finished"]["cpu"] = {21: "CPU A", 22: "CPU B"}[seed]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{run_name}.json").write_text(export_text(record))
 
@@ -175,6 +177,13 @@ def test_budget_gives_the_mean_return_at_each_step(report):
     # TD3 at 300k: seed 21 2 * 300 = 600, seed 22 600 + 200 = 800: mean 700; CAMEL+ on Walker2d-v4 at 1M: only seed 21
     assert rows[(TD3_LABEL, "Hopper-v4")] == ["300.0 [200.0, 400.0] (n=2)", "700.0 [600.0, 800.0] (n=2)", "2100.0 [2000.0, 2200.0] (n=2)"]
     assert rows[(PLUS_LABEL, "Walker2d-v4")][2] == "1000.0 [1000.0, 1000.0] (n=1)"
+
+
+def test_budget_names_the_cpu_model_of_each_run(report):
+    rows = section(report[1], "Machines")
+    assert rows[(TD3_LABEL, "Walker2d-v4")] == ["21: CPU A, 22: CPU B"]
+    assert rows[(TD3_LABEL, "Hopper-v4")] == ["21: CPU A, 22: not recorded"]
+    assert rows[(PLUS_LABEL, "Walker2d-v4")] == ["21: CPU A, 22: under way"]
 
 
 def test_budget_gives_the_interval_estimates_at_each_step_once_every_run_reached_it(report):

@@ -135,6 +135,17 @@ def budget_markdown(groups, envs, methods, label, reference, steps, target_steps
     lines += ["", "Mean over seeds [range over seeds: lowest, highest] (n = seeds that reached the step); a run's return at a step "
                   "is its latest evaluation at or before it; —: no seed has reached it.", ""]  # fmt: skip
 
+    # ---- Where each run was made (a checkpoint resumes only on the machine that wrote it: one machine per run)
+    lines += ["### Machines", "", "| condition | env | CPU model per seed |", "|---|---|---|"]
+    for method in methods:
+        for env_id in [e for e in envs if (e, method) in groups]:
+            cells = [f"{r.seed}: {r.cpu or 'not recorded'}" if r.finished else f"{r.seed}: under way"
+                     for r in sorted(groups[(env_id, method)], key=lambda r: r.seed)]  # fmt: skip
+            lines.append(f"| {label(method)} | {env_id} | {', '.join(cells)} |")
+    lines += ["", "Each run was made on one machine, whose CPU model its finished.json records. One seed on two CPUs takes the "
+                  "same steps until learning starts and different ones from the first updates on (floating-point rounding; "
+                  "docs/design.md), as a second seed would.", ""]  # fmt: skip
+
     # ---- What it is read against
     lines += ["### Published returns", "", f"| method | {' | '.join(envs)} | at | source |", "|---|" + "---|" * (len(envs) + 2)]
     for name, (returns, step, source) in REFERENCES.items():

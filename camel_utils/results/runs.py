@@ -26,6 +26,7 @@ class Run(NamedTuple):
     settings: dict = {}  # the run's logged hyperparameters {name: text}
     guide: GuideFile | None = None  # the guide file it ran with (--llm-policy); None without one
     finished: bool = True  # False for a run under way (no finished.json; exported with "finished": null)
+    cpu: str = ""  # the CPU model its finished.json recorded (the machine that made it); "" where none
 
 
 # Settings that change what a run learns: the seeds of one condition must agree on each of these that they logged
@@ -253,8 +254,8 @@ def load_runs(runs_dirs, tag):
         if len(steps) == 0:
             empty.append((path, finished is not None))
             continue
-        runs.setdefault(identity, []).append(Run(*identity, path, steps, values, hyperparameters,
-                                                 guide_file(finished, hyperparameters), finished is not None))  # fmt: skip
+        runs.setdefault(identity, []).append(Run(*identity, path, steps, values, hyperparameters, guide_file(finished, hyperparameters),
+                                                 finished is not None, str((finished or {}).get("cpu") or "")))  # fmt: skip
     # a run that recorded no sha256 of its guide (one under way) takes the one every other run recorded for that path
     recorded = {}
     for run in [run for same in runs.values() for run in same if run.guide and run.guide.sha256]:
