@@ -19,11 +19,11 @@ UNTIL=HH:MM or HH:MM:SS (this machine's clock; the session's end, less the minut
 queue at that time as SIGTERM does, and makes it start first, on each free core, the first run in that order that is
 expected to end before then; one that is not (an Ant-v4 CAMEL+ run on a CPU where it takes longer than a session)
 waits until none is, so that the work a new machine would lose is as little as it can be. When none is, it takes the
-one with the most time to go: the runs that outlast a session start soonest, and the experiment ends in fewer sessions. The expected time is the
-run's steps to go over its speed here: its own on this machine, else that of the committed runs of its method and env
-made on a machine of the same CPU model name and kind (the exports' "running" record: seconds, timed steps, CPU),
-else that of its method's runs there in any env, else the slowest run's there, else not known, which counts as ending
-in time.
+one with the most time to go: the runs that outlast a session start soonest, and the experiment ends in fewer
+sessions. The expected time is the run's steps to go over its speed here: its own on this machine, else that of the
+committed runs of its method and env made on a machine of the same CPU model name and kind (the exports' "running"
+record: seconds, timed steps, CPU), else that of its method's runs there in any env, else the slowest run's there,
+else not known, which counts as ending in time.
 
 Every EXPORT_MINUTES (default 10) and whenever a run ends, the curve of each run, finished or not, is exported to
 docs/results/experiments/<experiment>/<run>.json (an unfinished one has "finished": null) and committed in the repository,
