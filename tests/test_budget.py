@@ -17,7 +17,8 @@ import pytest
 
 import plot
 from camel_utils.results.budget import (
-    REFERENCES, REFERENCES_1M, Speeds, draw_budget_figure, first_step_reaching, mean_curve, method_speeds, time_to_return,
+    REFERENCES, REFERENCES_1M, Speeds, draw_budget_figure, first_step_reaching, mean_curve, method_speeds, scalars_markdown,
+    time_to_return,
 )  # fmt: skip
 from camel_utils.results.export import export_text
 from camel_utils.results.runs import Run
@@ -59,6 +60,53 @@ def test_time_to_tds_return_is_the_first_step_reaching_it_over_the_methods_speed
     assert target == 20.0 and times["camel"][0] == 200
     with pytest.raises(ValueError, match="end at step 300, before 400"):
         time_to_return({"td3": TD3}, "td3", 400, {"td3": 1.0})
+
+
+def test_the_scalars_of_a_method_below_the_reference_computed_by_hand():
+    """docs/design.md's diagnosis table: masking ends at 0.5 × 400 = 200; evaluation episodes last at most 10 steps."""
+    guided = {"llm_policy": "policies/hopper.py", "epsilon_fraction": "0.5", "total_timesteps": "400"}
+
+    def runs(td3, camel, settings=guided):
+        found = {"td3": [run(seed, points) for seed, points in zip((1, 2), td3)]} if td3 else {}
+        found["camel"] = [run(seed, points, "camel")._replace(settings=settings) for seed, points in zip((1, 2), camel)]
+        return found
+
+    steps = (100, 200, 300, 400)
+    scalars = {
+        "eval/episodic_return": runs([list(zip(steps, (0, 10, 20, 30))), list(zip(steps, (0, 30, 40, 54)))],
+                                     [list(zip(steps, (10, 40, 50, 20))), list(zip(steps, (20, 40, 50, 26)))]),
+        "eval/episodic_length": runs([list(zip(steps, (5, 10, 7, 10))), list(zip(steps, (10,) * 4))],  # falls after 200: TD3 seed 1 at 300
+                                     [list(zip(steps, (10, 4, 10, 9))), list(zip(steps, (10,) * 4))]),  # CAMEL seed 1 at 400 (200 is not after)
+        "charts/episodic_return": runs([[(100, 1), (400, 3)], [(100, 3), (400, 5)]], [[(100, 7), (400, 9)], [(100, 9), (400, 11)]]),
+        "losses/qf1_values": runs([[(200, 2), (400, 4)]] * 2, [[(200, 6), (400, 8)]] * 2),
+        "charts/masked_fraction": runs([[(0, 0), (400, 0)]] * 2, [[(0, 1.0), (200, 0.5), (400, 0)]] * 2),
+        "charts/guide_bc_rows": runs(None, [[(200, 0.25), (400, 0.125)]] * 2),
+    }  # fmt: skip
+    table = scalars_markdown("Hopper-v4", scalars, ["td3", "camel"], {"td3": "TD3", "camel": "CAMEL"}.get, [200, 400], 10)
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in table.splitlines()[2:]}
+    assert table.startswith("| Hopper-v4, mean over seeds 1, 2 | TD3 | CAMEL |\n|---|---|---|\n")
+    assert rows["return without the mask at 200 / 400"] == ["20 / 42", "40 / 23 |"]
+    assert rows["return without the mask at 400 (per seed)"] == ["42 (30, 54)", "23 (20, 26) |"]
+    # fewer than 10 evaluations: all of them, 15 and 31 for TD3, 30 and 34 for CAMEL
+    assert rows["return without the mask over the last 10 evaluations, 100-400 (per seed)"] == ["23 (15, 31)", "32 (30, 34) |"]
+    assert rows["steps per evaluation episode at 400, of 10 (per seed)"] == ["10, 10", "9, 10 |"]
+    assert rows["evaluations after masking ends (200) with an episode cut short by a fall, of 2 (per seed)"] == [
+        "1, 0; the last at 300", "1, 0; the last at 400 |"]  # fmt: skip
+    assert rows["training episodes' return (`charts/episodic_return`) at 200 / 400"] == ["2 / 4", "8 / 10 |"]
+    assert rows["the critics' Q (`losses/qf1_values`) at 200 / 400"] == ["2 / 4", "6 / 8 |"]
+    assert rows["masked share (`charts/masked_fraction`) at 200 / 400"] == ["0 / 0", "0.5 / 0 |"]
+    assert rows["share of a batch's rows in guide BC (`charts/guide_bc_rows`) at 200 / 400"] == ["not logged", "0.25 / 0.125 |"]
+    # trapezoids over 100-400, / 300: TD3 4500 and 9700 (15 and 32.3), CAMEL 10500 and 11300 (35 and 37.7)
+    assert rows["return without the mask averaged over training, 100-400 (area under the curve) [range]"] == ["24 [15, 32]", "36 [35, 38] |"]
+    assert len(rows) == 10
+
+    without_bc = dict(scalars, **{"charts/guide_bc_rows": {}})  # where no method logged guide BC, its row is left out
+    assert "guide BC" not in scalars_markdown("Hopper-v4", without_bc, ["td3", "camel"], str, [200, 400], 10)
+    unequal = dict(scalars, **{"charts/guide_bc_rows": {}})
+    unequal["eval/episodic_return"] = runs([list(zip(steps, (0,) * 4))] * 2, [list(zip(steps, (0,) * 4))] * 2, dict(guided, epsilon_fraction="0.25"))
+    unequal["eval/episodic_return"]["camel"][1] = unequal["eval/episodic_return"]["camel"][1]._replace(settings=guided)
+    with pytest.raises(ValueError, match=r"end their masking at different steps: \[100, 200\]"):
+        scalars_markdown("Hopper-v4", unequal, ["td3", "camel"], str, [200, 400], 10)
 
 
 def test_the_references_name_their_sources_and_the_paper_envs():

@@ -15,16 +15,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUIDE = ("policies/hopper.py", "a" * 64)
 
 
-def exported_run(folder, env_id, condition, seed, evaluations, training=None, guide=GUIDE, learning_starts=5000):
-    """An exported run file (camel-run/1): `evaluations` and `training` are [(step, return)]."""
+def exported_run(folder, env_id, condition, seed, evaluations, training=None, guide=GUIDE, learning_starts=5000, scalars=None):
+    """An exported run file (camel-run/1): `evaluations` and `training` are [(step, return)], `scalars` {tag: [(step,
+    value)]} of other tags."""
     name = f"{env_id}__{condition}__{seed}"
-    curves = {"eval/episodic_return": [list(p) for p in evaluations]}
+    curves = {"eval/episodic_return": [list(p) for p in evaluations], **{tag: [list(p) for p in points] for tag, points in (scalars or {}).items()}}
     if training:
         curves["charts/episodic_return"] = [list(p) for p in training]
     record = {"format": "camel-run/1", "run_name": name, "env_id": env_id, "condition": condition, "seed": seed,
               "total_timesteps": evaluations[-1][0], "binned": {}, "curves": curves,
               "hyperparameters": {"exp_name": condition, "seed": str(seed), "env_id": env_id, "learning_starts": str(learning_starts),
-                                  "llm_policy": guide[0] if guide else "None"},
+                                  "llm_policy": guide[0] if guide else "None", "epsilon_fraction": "0.5",
+                                  "total_timesteps": str(evaluations[-1][0])},
               "finished": {"run_name": name, "env_id": env_id, "exp_name": condition, "seed": seed,
                            "guide_file": {"path": guide[0], "sha256": guide[1]} if guide else None}}  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
@@ -323,36 +325,50 @@ def test_the_first_screen_names_a_method_below_the_reference_once_both_have_ever
     """While a third method's runs are under way, the tables wait but the first screen already says where a method
     whose runs are all in ends below the reference's."""
     spec = budget_spec(tmp_path).replace('label = "CAMEL" }]', 'label = "CAMEL" }, { condition = "camel_plus_td3", seeds = "1-3", label = "CAMEL+" }]')
+    design = tmp_path / "design.md"
+    spec += f'diagnosis = {{ document = "{design}", steps = [5000, 10000], text = "Below {{reference}} at {{step}}: {{method}} on {{env}}." }}\n'
     claims = claims_file(tmp_path, [], headline=spec)
     speeds = json.loads((tmp_path / "speeds.json").read_text())
     speeds["summary"].append({"variant": "camel-plus", "threads": 1, "median": 0.125})
     (tmp_path / "speeds.json").write_text(json.dumps(speeds))
+    lengths = {"eval/episodic_length": [(5000, 500.0), (10000, 1000.0)]}  # whole 1000-step episodes at 10k
     for seed in (1, 2, 3):  # TD3: 200 at 10k; CAMEL: 150, 160, 170 (mean 160)
-        exported_run(tmp_path / "b1m", "Hopper-v4", "td3", seed, [(5000, 100.0), (10000, 200.0)], guide=None)
-        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 100.0), (10000, 140.0 + 10 * seed)])
-    exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", 1, [(5000, 100.0), (10000, 50.0)])  # 1 of its 3 seeds
-    first_screen, readme, benchmark = [text for _, _, _, text in budget_blocks(claims)]
+        exported_run(tmp_path / "b1m", "Hopper-v4", "td3", seed, [(5000, 100.0), (10000, 200.0)], guide=None, scalars=lengths)
+        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 100.0), (10000, 140.0 + 10 * seed)], scalars=lengths)
+    exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", 1, [(5000, 100.0), (10000, 50.0)], scalars=lengths)  # 1 of 3
+    first_screen, scalars, readme, benchmark = [text for _, _, _, text in budget_blocks(claims)]
     assert first_screen == "Below TD3 at 10k:\n- CAMEL on Hopper-v4: 160 against 200\n"  # not CAMEL+: 2 seeds to go
+    assert scalars.startswith("Below TD3 at 10k: CAMEL on Hopper-v4.\n\n| Hopper-v4, mean over seeds 1, 2, 3 | TD3 | CAMEL |")
+    assert "| return without the mask at 10k (per seed) | 200 (200, 200, 200) | 160 (150, 160, 170) |" in scalars
+    assert "| steps per evaluation episode at 10k, of 1000 (per seed) | 1000, 1000, 1000 | 1000, 1000, 1000 |" in scalars
     assert (readme, benchmark) == ("B1M: 9 runs under way.\n", "Waits for 9 runs.\n")
-    assert budget_blocks(claims, waiting=True)[0][3] == ""
+    assert [text for _, _, _, text in budget_blocks(claims, waiting=True)[:2]] == ["", ""]
 
     # the queue commits CAMEL+'s last runs: main stays green (--check) until scripts/claims.py lists CAMEL+ too
     document, readme_file, benchmark_file = tmp_path / "results.md", tmp_path / "README.md", tmp_path / "benchmark.md"
     document.write_text("<!-- claims -->\n<!-- /claims -->\n")
     readme_file.write_text("# B1M\n\n<!-- below-td3 -->\n<!-- /below-td3 -->\n\n<!-- budget -->\n<!-- /budget -->\n")
     benchmark_file.write_text("<!-- time-to-return -->\n<!-- /time-to-return -->\n")
+    design.write_text("## Diagnosis\n\n<!-- below-td3-scalars -->\n<!-- /below-td3-scalars -->\n\nWhy CAMEL ends below.\n")
     script = claims_script(claims, document, readme_file)
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
-    written = readme_file.read_text()
+    written, written_design = readme_file.read_text(), design.read_text()
     assert "<!-- below-td3 -->\nBelow TD3 at 10k:\n- CAMEL on Hopper-v4: 160 against 200\n<!-- /below-td3 -->" in written
+    assert written_design == f"## Diagnosis\n\n<!-- below-td3-scalars -->\n{scalars}<!-- /below-td3-scalars -->\n\nWhy CAMEL ends below.\n"
     for seed in (2, 3):  # CAMEL+: 50 at 10k on every seed, below TD3 too
-        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", seed, [(5000, 100.0), (10000, 50.0)])
+        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_plus_td3", seed, [(5000, 100.0), (10000, 50.0)], scalars=lengths)
     checked = subprocess.run(script + ["--check"], capture_output=True, text=True)
     assert checked.returncode == 0 and f"{readme_file} still says some registered runs are under way" in checked.stdout
+    assert f"{design} still says some registered runs are under way" in checked.stdout  # its CAMEL+ table to come
     readme_file.write_text(written.replace("160 against", "161 against"))  # a wrong number is still caught
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
+    readme_file.write_text(written)
+    design.write_text(written_design.replace("160 (150, 160, 170)", "161 (150, 160, 170)"))  # in the diagnosis too
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 1
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     assert "- CAMEL on Hopper-v4: 160 against 200\n- CAMEL+ on Hopper-v4: 50 against 200\n<!-- /below-td3 -->" in readme_file.read_text()
+    assert design.read_text().startswith(f"## Diagnosis\n\n<!-- below-td3-scalars -->\n{scalars}\nBelow TD3 at 10k: CAMEL+ on Hopper-v4.\n\n")
+    assert "| return without the mask at 10k (per seed) | 200 (200, 200, 200) | 50 (50, 50, 50) |" in design.read_text()
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).stdout.startswith("the tables in")
 
 
@@ -372,7 +388,8 @@ def test_every_committed_template_fills_its_placeholders():
     """The texts of docs/results/claims.toml are str.format templates: a doubled brace ({{step}}) would print itself."""
     with open(os.path.join(REPO, "docs", "results", "claims.toml"), "rb") as f:
         data = tomllib.load(f)
-    tables = {"headline": data["headline"], "headline.interim": data["headline"]["interim"], "budget": data["budget"]}
+    tables = {"headline": data["headline"], "headline.interim": data["headline"]["interim"], "budget": data["budget"],
+              "budget.diagnosis": data["budget"]["diagnosis"]}  # fmt: skip
     templates = {f"{name}.{key}": value for name, table in tables.items() for key, value in table.items()
                  if isinstance(value, str) and key.endswith(("text", "waiting"))}  # fmt: skip
     assert len(templates) >= 9

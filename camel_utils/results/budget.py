@@ -11,8 +11,9 @@ import numpy as np
 
 from camel_utils.conditions import format_steps
 from camel_utils.results.figures import condition_colors, condition_of
-from camel_utils.results.stats import summarize, values_at
-from camel_utils.results.tables import format_cell, interval_markdown, joined
+from camel_utils.results.runs import guided
+from camel_utils.results.stats import evaluation_grid, final_values, mean_over_training, summarize, values_at
+from camel_utils.results.tables import format_cell, interval_markdown, joined, three_digits
 
 
 class Reference(NamedTuple):
@@ -199,6 +200,84 @@ def time_to_return_markdown(groups, envs, methods, label, reference, target_step
               f"in {speeds.path} (benchmarks/benchmark.py, measured side by side on {speeds.cpu}, {speeds.date}). It times the "
               "training loop alone, so the hours leave out the warm-up and the evaluations.", ""]  # fmt: skip
     return lines
+
+
+# ---- The runs' own scalars where a method ends below the reference (docs/design.md's diagnosis of B1M)
+SCALAR_TAGS = ("eval/episodic_return", "eval/episodic_length", "charts/episodic_return", "losses/qf1_values",
+               "charts/masked_fraction", "charts/guide_bc_rows")  # fmt: skip
+LAST_EVALUATIONS = 10  # the end of a run is read over its last evaluations too: one evaluation lands where it lands
+
+
+def masking_end(runs):
+    """The step at which the guided runs' epsilon reaches 0: epsilon_fraction × total_timesteps, as they ran."""
+    ends = {int(float(r.settings["epsilon_fraction"]) * int(r.settings["total_timesteps"])) for r in runs}
+    if len(ends) != 1:
+        raise ValueError(f"the runs end their masking at different steps: {sorted(ends)}")
+    return ends.pop()
+
+
+def scalars_markdown(env_id, runs, methods, label, steps, episode_steps):
+    """A table of what the runs of `methods` logged on one env, a column per method (the reference first, then the
+    methods below it): `runs` is {tag: {method: [Run]}} for SCALAR_TAGS (a method that does not log a tag has none).
+    Rows: the mean at each of `steps` of the return without the mask, of the training episodes' return, of the critics'
+    Q, of the masked share and of the share of guide BC rows; the return at the last step and over the last
+    LAST_EVALUATIONS evaluations per seed; each seed's evaluation episode length at the last step and its evaluations,
+    after masking ends, with an episode shorter than `episode_steps` (a fall); the return averaged over training."""
+    guided_runs = [r for m in methods for r in runs["eval/episodic_return"][m] if guided(r.settings) == "yes"]
+    end, last = masking_end(guided_runs), steps[-1]
+    reference_runs = sorted(runs["eval/episodic_return"][methods[0]], key=lambda r: r.seed)
+    at_steps = " / ".join(format_steps(s) for s in steps)
+
+    def by_seed(tag, method):
+        return sorted(runs[tag].get(method, []), key=lambda r: r.seed)
+
+    def means(tag, number=lambda v: f"{v:.0f}"):
+        def cell(method):
+            found = by_seed(tag, method)
+            return " / ".join(number(float(np.mean(final_values(found, s)))) for s in steps) if found else "not logged"
+        return cell
+
+    def mean_and_seeds(values):
+        return f"{np.mean(values):.0f} ({', '.join(f'{v:.0f}' for v in values)})"
+
+    def falls(method):
+        counts, latest = [], None
+        for run in by_seed("eval/episodic_length", method):
+            short = run.steps[(run.steps > end) & (run.values < episode_steps)]
+            counts.append(str(len(short)))
+            latest = max(latest or 0, int(short[-1])) if len(short) else latest
+        return ", ".join(counts) + (f"; the last at {format_steps(latest)}" if latest else "")
+
+    def averaged(method):
+        found = by_seed("eval/episodic_return", method)
+        values = [mean_over_training(r, evaluation_grid(found)) for r in found]
+        return f"{np.mean(values):.0f} [{min(values):.0f}, {max(values):.0f}]"
+
+    window = f"{format_steps(int(reference_runs[0].steps[-min(LAST_EVALUATIONS, len(reference_runs[0].steps))]))}-{format_steps(last)}"
+    evaluations_after = int(np.sum((reference_runs[0].steps > end) & (reference_runs[0].steps <= last)))
+    span = f"{format_steps(int(evaluation_grid(reference_runs)[0]))}-{format_steps(last)}"
+    rows = [
+        (f"return without the mask at {at_steps}", means("eval/episodic_return")),
+        (f"return without the mask at {format_steps(last)} (per seed)",
+         lambda m: mean_and_seeds(final_values(by_seed("eval/episodic_return", m), last))),
+        (f"return without the mask over the last {LAST_EVALUATIONS} evaluations, {window} (per seed)",
+         lambda m: mean_and_seeds([float(np.mean(r.values[-LAST_EVALUATIONS:])) for r in by_seed("eval/episodic_return", m)])),
+        (f"steps per evaluation episode at {format_steps(last)}, of {episode_steps} (per seed)",
+         lambda m: ", ".join(f"{v:.0f}" for v in final_values(by_seed("eval/episodic_length", m), last))),
+        (f"evaluations after masking ends ({format_steps(end)}) with an episode cut short by a fall, of {evaluations_after} (per seed)", falls),
+        (f"training episodes' return (`charts/episodic_return`) at {at_steps}", means("charts/episodic_return")),
+        (f"the critics' Q (`losses/qf1_values`) at {at_steps}", means("losses/qf1_values")),
+        (f"masked share (`charts/masked_fraction`) at {at_steps}", means("charts/masked_fraction", three_digits)),
+        (f"share of a batch's rows in guide BC (`charts/guide_bc_rows`) at {at_steps}", means("charts/guide_bc_rows", three_digits)),
+        (f"return without the mask averaged over training, {span} (area under the curve) [range]", averaged),
+    ]  # fmt: skip
+    seeds = ", ".join(str(r.seed) for r in reference_runs)
+    lines = [f"| {env_id}, mean over seeds {seeds} | " + " | ".join(label(m) for m in methods) + " |", "|---|" + "---|" * len(methods)]
+    for name, cell in rows:
+        cells = [cell(m) for m in methods]
+        if set(cells) != {"not logged"}:  # guide BC rows: CAMEL+ alone logs them
+            lines.append(f"| {name} | {' | '.join(cells)} |")
+    return "\n".join(lines) + "\n"
 
 
 def draw_budget_figure(groups, envs, methods, labels, paths, references=REFERENCES_1M):

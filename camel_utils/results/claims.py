@@ -510,15 +510,17 @@ def stale_but_honest(document_table, computed, all_pending):
 BUDGET_BEGIN, BUDGET_END = "<!-- budget -->", "<!-- /budget -->"
 BELOW_BEGIN, BELOW_END = "<!-- below-td3 -->", "<!-- /below-td3 -->"  # on the README's first screen
 TIME_BEGIN, TIME_END = "<!-- time-to-return -->", "<!-- /time-to-return -->"
+SCALARS_BEGIN, SCALARS_END = "<!-- below-td3-scalars -->", "<!-- /below-td3-scalars -->"  # in docs/design.md's diagnosis
 
 
 def budget_blocks(path, repo=".", waiting=False):
     """[(document, begin, end, text)] for the claims file's [budget]: in the README, each method's mean return with
     its CI at each step per env, the normalised IQM over the envs, the published returns at 1M and one sentence of
     the hours each method takes to reach the reference's 1M return; on the README's first screen, where a method's
-    mean return at the last step is below the reference's on an env, a line that says so; in docs/benchmark.md,
-    the time-to-return table. Until every run of the experiment is in (or with `waiting`), the tables say their runs
-    are under way; the first screen names each method below the reference on an env as soon as both have all their
+    mean return at the last step is below the reference's on an env, a line that says so, and in the document of
+    [budget.diagnosis] (docs/design.md) a table of their runs' scalars; in docs/benchmark.md, the time-to-return
+    table. Until every run of the experiment is in (or with `waiting`), the tables say their runs are under way; the
+    first screen and the diagnosis name each method below the reference on an env as soon as both have all their
     runs there (with `waiting`, nothing). [] without a [budget]."""
     from camel_utils.results.budget import REFERENCES_1M, method_speeds, read_speeds, time_to_return, time_to_return_markdown
 
@@ -534,13 +536,14 @@ def budget_blocks(path, repo=".", waiting=False):
     under_way = [(spec["readme"], BUDGET_BEGIN, BUDGET_END, spec["waiting"].format(total=total) + "\n"),
                  (spec["benchmark"], TIME_BEGIN, TIME_END, spec["benchmark_waiting"].format(total=total) + "\n")]
     if waiting:
-        return [(spec["readme"], BELOW_BEGIN, BELOW_END, "")] + under_way
+        diagnosis = [(spec["diagnosis"]["document"], SCALARS_BEGIN, SCALARS_END, "")] if "diagnosis" in spec else []
+        return [(spec["readme"], BELOW_BEGIN, BELOW_END, "")] + diagnosis + under_way
     groups = {(env_id, method): table_runs(found, group, env_id, spec["runs"]) for method, group in columns.items()
               for env_id in envs if group.seeds_finished(found, env_id) == len(group.seeds_in(env_id))}
     label = {m: g.label for m, g in columns.items()}.get
     reference = spec["reference"]
 
-    below = []  # where a method's mean at the last step is below the reference's, both with every run in on that env
+    below = []  # (env, method) where a method's mean at the last step is below the reference's, both with every run in there
     for env_id in envs:
         if (env_id, reference) not in groups:
             continue
@@ -549,10 +552,13 @@ def budget_blocks(path, repo=".", waiting=False):
             if method != reference and (env_id, method) in groups:
                 mean_here = float(np.mean(final_values(groups[(env_id, method)], steps[-1])))
                 if mean_here < reference_mean:
-                    below.append(f"- {label(method)} on {env_id}: {mean_here:.0f} against {reference_mean:.0f}\n")
-    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + "\n" + "".join(below) if below else ""
+                    below.append((env_id, method, f"- {label(method)} on {env_id}: {mean_here:.0f} against {reference_mean:.0f}\n"))
+    first_screen = spec["below_text"].format(step=format_steps(steps[-1]), reference=label(reference)) + "\n" + "".join(line for *_, line in below) if below else ""
+    written = [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen)]
+    if "diagnosis" in spec:
+        written.append((spec["diagnosis"]["document"], SCALARS_BEGIN, SCALARS_END, below_scalars(spec, columns, below, label, repo)))
     if len(groups) < len(columns) * len(envs):
-        return [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen)] + under_way
+        return written + under_way
     bootstrap = intervals.Bootstrap(int(spec.get("bootstrap_resamples", intervals.RESAMPLES)), intervals.SEED, intervals.CONFIDENCE)
 
     lines = [f"| env | method | {' | '.join(format_steps(s) for s in steps)} |", "|---|---|" + "---|" * len(steps)]
@@ -589,5 +595,27 @@ def budget_blocks(path, repo=".", waiting=False):
     if figure and os.path.exists(os.path.join(repo, figure["path"])):
         readme += f"\n![{figure['alt']}]({figure['path']})\n"
 
-    return [(spec["readme"], BELOW_BEGIN, BELOW_END, first_screen), (spec["readme"], BUDGET_BEGIN, BUDGET_END, readme),
-            (spec["benchmark"], TIME_BEGIN, TIME_END, benchmark)]
+    return written + [(spec["readme"], BUDGET_BEGIN, BUDGET_END, readme), (spec["benchmark"], TIME_BEGIN, TIME_END, benchmark)]
+
+
+def below_scalars(spec, columns, below, label, repo="."):
+    """The text of the diagnosis block: for each (env, method) of `below`, a table of what the reference's runs and
+    the method's logged on that env (budget.scalars_markdown) at the steps of the claims file's [budget.diagnosis]."""
+    import gymnasium as gym
+
+    from camel_utils.results.budget import SCALAR_TAGS, scalars_markdown
+
+    if not below:
+        return ""
+    folder, reference = os.path.join(repo, spec["runs"]), spec["reference"]
+    found = {tag: folder_runs(folder, tag) for tag in SCALAR_TAGS}
+    tables = []
+    for env_id, method, _ in below:
+        runs = {tag: {m: table_runs(found[tag], columns[m], env_id, spec["runs"]) for m in (reference, method)
+                      if any(r.env_id == env_id and r.condition == m for r in found[tag])} for tag in SCALAR_TAGS}  # fmt: skip
+        table = scalars_markdown(env_id, runs, [reference, method], label, [int(s) for s in spec["diagnosis"]["steps"]],
+                                 gym.spec(env_id).max_episode_steps)  # fmt: skip
+        heading = spec["diagnosis"]["text"].format(method=label(method), env=env_id, reference=label(reference),
+                                                  step=format_steps(int(spec["steps"][-1])))  # fmt: skip
+        tables.append(heading + "\n\n" + table)
+    return "\n".join(tables)
