@@ -250,7 +250,8 @@ def scalars_markdown(env_id, runs, methods, label, steps, episode_steps):
 
     def averaged(method):
         found = by_seed("eval/episodic_return", method)
-        values = [mean_over_training(r, evaluation_grid(found)) for r in found]
+        grid = evaluation_grid(found)
+        values = [mean_over_training(r, grid) for r in found]
         return f"{np.mean(values):.0f} [{min(values):.0f}, {max(values):.0f}]"
 
     window = f"{format_steps(int(reference_runs[0].steps[-min(LAST_EVALUATIONS, len(reference_runs[0].steps))]))}-{format_steps(last)}"

@@ -612,7 +612,7 @@ def below_scalars(spec, columns, below, label, repo="."):
     tables = []
     for env_id, method, _ in below:
         runs = {tag: {m: table_runs(found[tag], columns[m], env_id, spec["runs"]) for m in (reference, method)
-                      if any(r.env_id == env_id and r.condition == m for r in found[tag])} for tag in SCALAR_TAGS}  # fmt: skip
+                      if columns[m].runs_in(found[tag], env_id)} for tag in SCALAR_TAGS}  # fmt: skip
         table = scalars_markdown(env_id, runs, [reference, method], label, [int(s) for s in spec["diagnosis"]["steps"]],
                                  gym.spec(env_id).max_episode_steps)  # fmt: skip
         heading = spec["diagnosis"]["text"].format(method=label(method), env=env_id, reference=label(reference),
