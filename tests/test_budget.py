@@ -102,7 +102,7 @@ def test_the_scalars_of_a_method_below_the_reference_computed_by_hand():
 
     without_bc = dict(scalars, **{"charts/guide_bc_rows": {}})  # where no method logged guide BC, its row is left out
     assert "guide BC" not in scalars_markdown("Hopper-v4", without_bc, ["td3", "camel"], str, [200, 400], 10)
-    unequal = dict(scalars, **{"charts/guide_bc_rows": {}})
+    unequal = dict(without_bc)
     unequal["eval/episodic_return"] = runs([list(zip(steps, (0,) * 4))] * 2, [list(zip(steps, (0,) * 4))] * 2, dict(guided, epsilon_fraction="0.25"))
     unequal["eval/episodic_return"]["camel"][1] = unequal["eval/episodic_return"]["camel"][1]._replace(settings=guided)
     with pytest.raises(ValueError, match=r"end their masking at different steps: \[100, 200\]"):
