@@ -300,12 +300,13 @@ def status(runs):
         words = {"running": "running", "checkpoint": "stopped, resumes from its checkpoint", "started": "no checkpoint, starts again"}
         for name, word in words.items():
             for run in by_state.get(name, []):
+                said = word
                 speed = recent_speed(run) if name == "running" else None
                 if speed:  # the rate now, not the mean since the start, which counts the minutes a process was paused
                     step, rate = speed
                     hours = (run.total_timesteps - step) / rate / 3600
-                    word = f"running, step {step:,}, {rate:.0f} steps/s over its last 10k steps ({hours:.1f} h to go at that rate)"
-                print(f"  {run.name}: {word} (committed curve to step {committed_steps(run)})")
+                    said = f"running, step {step:,}, {rate:.0f} steps/s over its last 10k steps ({hours:.1f} h to go at that rate)"
+                print(f"  {run.name}: {said} (committed curve to step {committed_steps(run)})")
         left = by_state.get("missing", [])
         if left:
             machine = this_machine()

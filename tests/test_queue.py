@@ -263,7 +263,7 @@ def test_a_queue_given_until_stops_itself_then_as_sigterm_stops_it(clone):
     assert refused.returncode == 2 and refused.stderr == "error: UNTIL='3 pm' is not a time of day HH:MM or HH:MM:SS (e.g. UNTIL=15:40)\n"
 
 
-def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_process(tmp_path, monkeypatch):
+def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_process(tmp_path, monkeypatch, capsys):
     import importlib.util
 
     from torch.utils.tensorboard import SummaryWriter
@@ -288,6 +288,17 @@ def test_status_gives_a_running_runs_rate_over_its_last_10k_steps_in_its_newest_
     second.close()
     assert queue.recent_speed(run) == (40_000, 40.0)  # steps 30,000-40,000 of the newest process, at 40 steps/s
     assert queue.recent_speed(run, window=15_000) == (40_000, 15_000 / (5_000 / 80 + 250))
+    # both run by a queue now (this process's id), the second just resumed and with nothing logged: it gets its own word
+    (resumed,) = planned_runs({**experiment, "groups": [{"methods": ["td3"], "envs": ["Walker2d-v4"], "seeds": [1]}]})
+    queue.run_dir(resumed).mkdir(parents=True)
+    for each in (run, resumed):
+        queue.pid_file(each).write_text(str(os.getpid()))
+    queue.status([run, resumed])
+    assert capsys.readouterr().out.splitlines() == [
+        "T1: 0 of 2 finished",
+        f"  {run.name}: running, step 40,000, 40 steps/s over its last 10k steps (0.4 h to go at that rate) (committed curve to step 0)",
+        f"  {resumed.name}: running (committed curve to step 0)",
+    ]
 
 
 def load_queue_script():
