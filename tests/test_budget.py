@@ -107,6 +107,9 @@ def test_the_scalars_of_a_method_below_the_reference_computed_by_hand():
     unequal["eval/episodic_return"]["camel"][1] = unequal["eval/episodic_return"]["camel"][1]._replace(settings=guided)
     with pytest.raises(ValueError, match=r"end their masking at different steps: \[100, 200\]"):
         scalars_markdown("Hopper-v4", unequal, ["td3", "camel"], str, [200, 400], 10)
+    unguided = dict(without_bc, **{"eval/episodic_return": runs(None, [list(zip(steps, (0,) * 4))] * 2, {**guided, "llm_policy": "None"})})
+    with pytest.raises(ValueError, match=r"^none of the runs has a guide, so none ends masking"):
+        scalars_markdown("Hopper-v4", unguided, ["camel"], str, [200, 400], 10)
 
 
 def test_the_references_name_their_sources_and_the_paper_envs():

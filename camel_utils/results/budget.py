@@ -211,6 +211,8 @@ LAST_EVALUATIONS = 10  # the end of a run is read over its last evaluations too:
 def masking_end(runs):
     """The step at which the guided runs' epsilon reaches 0: epsilon_fraction × total_timesteps, as they ran."""
     ends = {int(float(r.settings["epsilon_fraction"]) * int(r.settings["total_timesteps"])) for r in runs}
+    if not ends:
+        raise ValueError("none of the runs has a guide, so none ends masking (the falls are counted after it ends)")
     if len(ends) != 1:
         raise ValueError(f"the runs end their masking at different steps: {sorted(ends)}")
     return ends.pop()
