@@ -122,8 +122,11 @@ def test_the_references_name_their_sources_and_the_paper_envs():
 
 def test_the_budget_figure_is_written_with_a_panel_per_env(tmp_path):
     groups = {("Hopper-v4", "td3"): TD3, ("Hopper-v4", "camel"): FAST, ("Ant-v4", "td3"): [run(1, [(100, 5), (1_000_000, 900)])]}
-    paths = [tmp_path / "budget.png", tmp_path / "budget.svg"]
+    paths = [tmp_path / "budget.png", tmp_path / "budget.svg", tmp_path / "budget.pdf"]
     draw_budget_figure(groups, ["Hopper-v4", "Ant-v4"], ["td3", "camel"], {"td3": "TD3", "camel": "paper's CAMEL"}, paths)
+    first = [path.read_bytes() for path in paths]
+    draw_budget_figure(groups, ["Hopper-v4", "Ant-v4"], ["td3", "camel"], {"td3": "TD3", "camel": "paper's CAMEL"}, paths)
+    assert [path.read_bytes() for path in paths] == first  # undated: a redraw of the same runs leaves the files as they were
     from matplotlib.image import imread
 
     image = imread(paths[0])

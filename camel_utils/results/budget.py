@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from camel_utils.conditions import format_steps
-from camel_utils.results.figures import condition_colors, condition_of
+from camel_utils.results.figures import condition_colors, condition_of, undated
 from camel_utils.results.runs import guided
 from camel_utils.results.stats import evaluation_grid, final_values, mean_over_training, summarize, values_at
 from camel_utils.results.tables import format_cell, interval_markdown, joined, three_digits
@@ -327,5 +327,5 @@ def draw_budget_figure(groups, envs, methods, labels, paths, references=REFERENC
         figure.legend(list(legend.values()), list(legend), loc="lower center", ncol=columns, frameon=False, fontsize=8)
         figure.tight_layout(rect=(0, 0.02 + 0.065 * rows, 1, 1))
         for path in paths:
-            figure.savefig(path, dpi=120)
+            figure.savefig(path, dpi=120, metadata=undated(path))
         plt.close(figure)

@@ -102,17 +102,20 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, guide_entri
         # one legend for the figure, titled with what the lines and the bands are
         handles = [curves[c] for c in drawn] + [guide_handles[entry] for entry in legend_guides]
         fig.legend(handles, names, loc="outside lower center", ncol=columns, frameon=False, title=BAND_NOTE, title_fontsize=9)
-        undated = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same data gives the same files
         for path in paths:
-            fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated.get(os.path.splitext(path)[1][1:]))
+            fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated(path))
         plt.close(fig)
     return paths
 
 
+def undated(path):
+    """savefig's metadata for `path` without the date an SVG or PDF records, so that the same data gives the same file."""
+    return {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(os.path.splitext(str(path))[1])
+
+
 def save(fig, paths):
-    undated = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same data gives the same files
     for path in paths:
-        fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated.get(os.path.splitext(path)[1][1:]))
+        fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated(path))
 
 
 def draw_interval_figures(aggregates, label, interval_paths, profile_paths, bootstrap):
