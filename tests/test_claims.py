@@ -319,6 +319,9 @@ def test_the_budget_blocks_wait_for_every_run_then_give_the_table_and_the_hours_
     exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", 3, [(5000, 300.0), (10000, -500.0)])  # CAMEL's mean: 300 / 3
     first_screen = budget_blocks(claims)[0][3]
     assert first_screen == "Below TD3 at 10k:\n- CAMEL on Hopper-v4: 100 against 200\n"
+    for seed in (1, 2, 3):  # CAMEL's mean curve now stays below TD3's 200 to the end: 190, then 100
+        exported_run(tmp_path / "b1m", "Hopper-v4", "camel_td3", seed, [(5000, 190.0), (10000, 100.0)])
+    assert "Hopper-v4 (200): TD3 2.8 h, CAMEL not reached by 10k.\n" in budget_blocks(claims)[1][3]
 
 
 def test_the_first_screen_names_a_method_below_the_reference_once_both_have_every_run_on_that_env(tmp_path, runs):

@@ -576,13 +576,13 @@ def budget_blocks(path, repo=".", waiting=False):
             cells.append(f"{found_iqm.point:.2f} [{found_iqm.low:.2f}, {found_iqm.high:.2f}]")
         lines.append(f"| IQM of the normalised score, over the envs | {label(method)} | {' | '.join(cells)} |")
 
-    speeds = read_speeds(os.path.join(repo, spec["speeds"]))
+    speeds = read_speeds(os.path.join(repo, spec["speeds"]))._replace(path=spec["speeds"])  # named as claims.toml names it
     steps_per_second = method_speeds(speeds, list(columns))
     last = max(int(s) for s in spec["target_steps"])
     hours = []
     for env_id in envs:
         target, times = time_to_return({m: groups[(env_id, m)] for m in columns}, reference, last, steps_per_second)
-        said = [f"{label(m)} {times[m][1]:.1f} h" if times[m] else f"{label(m)} not within its runs" for m in columns]
+        said = [f"{label(m)} {times[m][1]:.1f} h" if times[m] else f"{label(m)} not reached by {format_steps(last)}" for m in columns]
         hours.append(f"{env_id} ({target:.0f}): {', '.join(said)}")
     ci = f"{bootstrap.confidence:.0%}"
     readme = (spec["text"].format(ci=ci, resamples=f"{bootstrap.resamples:,}") + "\n\n" + "\n".join(lines) + "\n\n"
