@@ -102,8 +102,7 @@ def draw_figure(groups, envs, conditions, label, guides, tag, paths, guide_entri
         # one legend for the figure, titled with what the lines and the bands are
         handles = [curves[c] for c in drawn] + [guide_handles[entry] for entry in legend_guides]
         fig.legend(handles, names, loc="outside lower center", ncol=columns, frameon=False, title=BAND_NOTE, title_fontsize=9)
-        for path in paths:
-            fig.savefig(path, dpi=200, bbox_inches="tight", metadata=undated(path))
+        save(fig, paths)
         plt.close(fig)
     return paths
 
